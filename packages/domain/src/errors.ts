@@ -1,0 +1,37 @@
+/**
+ * Every failure the domain can report, by a stable machine-readable code.
+ * Adapters map codes to their own vocabulary (HTTP statuses, GraphQL
+ * `extensions.code`); the domain never speaks of transports.
+ */
+export type DomainErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'PERSON_NOT_FOUND'
+  | 'MESSAGE_NOT_FOUND'
+  | 'SELF_FRIENDSHIP'
+  | 'INVALID_CURSOR'
+  | 'DEPENDENCY_UNAVAILABLE'
+
+export class DomainError extends Error {
+  readonly code: DomainErrorCode
+  /** The input field the error is about, when there is one. */
+  readonly field: string | undefined
+
+  constructor (code: DomainErrorCode, message: string, field?: string) {
+    super(message)
+    this.name = 'DomainError'
+    this.code = code
+    this.field = field
+  }
+}
+
+export const isDomainError = (error: unknown): error is DomainError =>
+  error instanceof DomainError
+
+export const validationError = (field: string, message: string): DomainError =>
+  new DomainError('VALIDATION_FAILED', `${field} ${message}`, field)
+
+export const personNotFound = (id: string): DomainError =>
+  new DomainError('PERSON_NOT_FOUND', `no person with id ${JSON.stringify(id)}`)
+
+export const messageNotFound = (id: string): DomainError =>
+  new DomainError('MESSAGE_NOT_FOUND', `no message with id ${JSON.stringify(id)}`)

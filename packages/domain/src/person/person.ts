@@ -1,0 +1,127 @@
+import { validationError } from '../errors.js'
+
+export interface Address {
+  street: string | null
+  city: string | null
+  country: string | null
+}
+
+export interface Person {
+  id: string
+  name: string
+  age: number | null
+  email: string | null
+  address: Address | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** The list entry of `GET /people` and of friend lists. */
+export interface PersonSummary {
+  id: string
+  name: string
+}
+
+/** What a caller supplies to create a person; optional fields default to null. */
+export interface PersonInput {
+  name: string
+  age?: number | null
+  email?: string | null
+  address?: Partial<Address> | null
+}
+
+/**
+ * A change to a person: a field left out keeps its value, `null` clears it.
+ * `address` merges the same way, field by field (JSON Merge Patch, RFC 7396).
+ */
+export interface PersonPatch {
+  name?: string
+  age?: number | null
+  email?: string | null
+  address?: Partial<Address> | null
+}
+
+export const PERSON_LIMITS = {
+  nameLength: 200,
+  maxAge: 150,
+  emailLength: 254,
+  addressFieldLength: 200
+} as const
+
+// Deliberately modest: one "@", no spaces, a dot in the domain. Deliverability
+// is the mail system's business; this only rejects what cannot be an address.
+const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
+
+const length = (value: string): number => [...value].length
+
+const checkName = (name: unknown): string => {
+  if (typeof name !== 'string') throw validationError('name', 'is required and must be a string')
+  if (length(name) < 1 || length(name) > PERSON_LIMITS.nameLength) {
+    throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
+  }
+  return name
+}
+
+const checkAge = (age: unknown): number | null => {
+  if (age === null || age === undefined) return null
+  if (typeof age !== 'number' || !Number.isInteger(age) || age < 0 || age > PERSON_LIMITS.maxAge) {
+    throw validationError('age', `must be an integer from 0 to ${PERSON_LIMITS.maxAge} or null`)
+  }
+  return age
+}
+
+const checkEmail = (email: unknown): string | null => {
+  if (email === null || email === undefined) return null
+  if (typeof email !== 'string' || email.length > PERSON_LIMITS.emailLength || !EMAIL.test(email)) {
+    throw validationError('email', `must be an e-mail address of at most ${PERSON_LIMITS.emailLength} characters or null`)
+  }
+  return email
+}
+
+const checkAddressField = (field: keyof Address, value: unknown): string | null => {
+  if (value === null || value === undefined) return null
+  if (typeof value !== 'string' || length(value) > PERSON_LIMITS.addressFieldLength) {
+    throw validationError(`address.${field}`, `must be a string of at most ${PERSON_LIMITS.addressFieldLength} characters or null`)
+  }
+  return value
+}
+
+const checkAddress = (address: unknown): Address | null => {
+  if (address === null || address === undefined) return null
+  if (typeof address !== 'object' || Array.isArray(address)) {
+    throw validationError('address', 'must be an object with street, city and country, or null')
+  }
+  const a = address as Partial<Address>
+  return {
+    street: checkAddressField('street', a.street),
+    city: checkAddressField('city', a.city),
+    country: checkAddressField('country', a.country)
+  }
+}
+
+type PersonFields = Pick<Person, 'name' | 'age' | 'email' | 'address'>
+
+/** Validates every invariant of a person's own fields; throws VALIDATION_FAILED. */
+export const checkPersonFields = (input: PersonInput): PersonFields => ({
+  name: checkName(input.name),
+  age: checkAge(input.age),
+  email: checkEmail(input.email),
+  address: checkAddress(input.address)
+})
+
+const mergeAddress = (current: Address | null, patch: Partial<Address> | null | undefined): Partial<Address> | null => {
+  if (patch === undefined) return current
+  if (patch === null) return null
+  return { ...current, ...patch }
+}
+
+/** Applies a patch to a person's fields and re-checks every invariant. */
+export const applyPersonPatch = (person: Person, patch: PersonPatch): PersonFields => {
+  if ('name' in patch && patch.name === null) throw validationError('name', 'cannot be cleared')
+  return checkPersonFields({
+    name: patch.name ?? person.name,
+    age: patch.age === undefined ? person.age : patch.age,
+    email: patch.email === undefined ? person.email : patch.email,
+    address: mergeAddress(person.address, patch.address)
+  })
+}

@@ -1,0 +1,151 @@
+import { personNotFound } from '../errors.js'
+import type { FriendshipRepository } from '../friendship/friendship.repository.js'
+import type { Message } from '../message/message.js'
+import type { MessageEvents } from '../message/message.events.js'
+import type { MessageRepository } from '../message/message.repository.js'
+import type { Person, PersonSummary } from '../person/person.js'
+import type { PersonRepository } from '../person/person.repository.js'
+import type { Ports } from '../ports.js'
+import { systemClock } from '../shared/clock.js'
+import { uuidv7Generator } from '../shared/ids.js'
+
+/** Adapters over plain maps: for tests, prototypes and services that embed the domain. */
+interface Store {
+  people: Map<string, Person>
+  friends: Map<string, Set<string>>
+  messages: Map<string, Message>
+}
+
+const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+const newestFirst = (a: Message, b: Message): number =>
+  b.sentAt.getTime() - a.sentAt.getTime() || (b.id < a.id ? -1 : b.id > a.id ? 1 : 0)
+const summary = ({ id, name }: Person): PersonSummary => ({ id, name })
+// Copies on the way in and out, as a database would: callers never share state with the store.
+const clone = <T>(value: T): T => structuredClone(value)
+
+const peopleRepository = (store: Store): PersonRepository => ({
+  async findById (id) {
+    const person = store.people.get(id)
+    return person && clone(person)
+  },
+  async findByIds (ids) {
+    return ids.flatMap((id) => {
+      const person = store.people.get(id)
+      return person ? [clone(person)] : []
+    })
+  },
+  async list ({ limit, afterId, nameContains }) {
+    const needle = nameContains?.toLowerCase()
+    return [...store.people.values()]
+      .filter((p) => (afterId === undefined || p.id > afterId) &&
+        (needle === undefined || p.name.toLowerCase().includes(needle)))
+      .sort(byId)
+      .slice(0, limit)
+      .map(summary)
+  },
+  async insert (person) {
+    store.people.set(person.id, clone(person))
+  },
+  async update (person) {
+    if (!store.people.has(person.id)) return false
+    store.people.set(person.id, clone(person))
+    return true
+  },
+  async delete (id) {
+    if (!store.people.delete(id)) return false
+    for (const friendId of store.friends.get(id) ?? []) store.friends.get(friendId)?.delete(id)
+    store.friends.delete(id)
+    for (const message of store.messages.values()) if (message.personId === id) store.messages.delete(message.id)
+    return true
+  }
+})
+
+const friendsOf = (store: Store, id: string, limit: number): PersonSummary[] =>
+  [...store.friends.get(id) ?? []]
+    .sort()
+    .slice(0, limit)
+    .flatMap((friendId) => {
+      const friend = store.people.get(friendId)
+      return friend ? [summary(friend)] : []
+    })
+
+const friendshipRepository = (store: Store): FriendshipRepository => ({
+  async add (personId, friendId) {
+    for (const id of [personId, friendId]) if (!store.people.has(id)) throw personNotFound(id)
+    const link = (a: string, b: string) => {
+      const set = store.friends.get(a) ?? new Set<string>()
+      set.add(b)
+      store.friends.set(a, set)
+    }
+    link(personId, friendId)
+    link(friendId, personId)
+  },
+  async remove (personId, friendId) {
+    store.friends.get(personId)?.delete(friendId)
+    store.friends.get(friendId)?.delete(personId)
+  },
+  async listFriends (personId, limit) {
+    return friendsOf(store, personId, limit)
+  },
+  async listFriendsOfMany (personIds, limit) {
+    return new Map(personIds.map((id) => [id, friendsOf(store, id, limit)]))
+  }
+})
+
+const inboxOf = (store: Store, personId: string): Message[] =>
+  [...store.messages.values()].filter((m) => m.personId === personId).sort(newestFirst)
+
+const messageRepository = (store: Store): MessageRepository => ({
+  async insert (message) {
+    if (!store.people.has(message.personId)) throw personNotFound(message.personId)
+    store.messages.set(message.id, clone(message))
+  },
+  async findById (id) {
+    const message = store.messages.get(id)
+    return message && clone(message)
+  },
+  async listForPerson (personId, { limit, before }) {
+    return inboxOf(store, personId)
+      .filter((m) => before === undefined || newestFirst(m, { ...m, ...before }) > 0)
+      .slice(0, limit)
+      .map(clone)
+  },
+  async listForMany (personIds, limit) {
+    return new Map(personIds.map((id) => [id, inboxOf(store, id).slice(0, limit).map(clone)]))
+  }
+})
+
+/** Records published messages and hands them to listeners, in process. */
+export interface InMemoryMessageEvents extends MessageEvents {
+  readonly sent: Message[]
+  subscribe(listener: (message: Message) => void): () => void
+}
+
+export const inMemoryMessageEvents = (): InMemoryMessageEvents => {
+  const listeners = new Set<(message: Message) => void>()
+  const sent: Message[] = []
+  return {
+    sent,
+    async published (message) {
+      sent.push(message)
+      for (const listener of listeners) listener(message)
+    },
+    subscribe (listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    }
+  }
+}
+
+export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { events: MessageEvents } => {
+  const store: Store = { people: new Map(), friends: new Map(), messages: new Map() }
+  return {
+    people: peopleRepository(store),
+    friendships: friendshipRepository(store),
+    messages: messageRepository(store),
+    clock: systemClock,
+    ids: uuidv7Generator(),
+    events: inMemoryMessageEvents(),
+    ...overrides
+  }
+}

@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict'
+import { DomainError } from '../errors.js'
+import type { Message } from '../message/message.js'
+import type { Person } from '../person/person.js'
+import type { Ports } from '../ports.js'
+import { uuidv7Generator } from '../shared/ids.js'
+
+/**
+ * Behaviour every storage adapter must show, whatever the database. Runner
+ * agnostic: each case throws (node:assert) on failure, so any test runner can
+ * call it with a fresh, empty set of repositories.
+ */
+export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages'>
+
+export interface ContractCase {
+  name: string
+  run(ports: RepositoryPorts): Promise<void>
+}
+
+const ids = uuidv7Generator()
+let tick = Date.parse('2026-01-01T00:00:00.000Z')
+const at = (): Date => new Date(tick += 1000)
+
+const person = (fields: Partial<Person> = {}): Person => {
+  const now = at()
+  return { id: ids.next(), name: 'Ada Lovelace', age: 36, email: 'ada@example.org', address: { street: '12 St James\'s Square', city: 'London', country: 'UK' }, createdAt: now, updatedAt: now, ...fields }
+}
+
+const message = (personId: string, fields: Partial<Message> = {}): Message =>
+  ({ id: ids.next(), personId, text: 'hello', senderId: 'sender-1', sentAt: at(), ...fields })
+
+const insertPeople = async ({ people }: RepositoryPorts, count: number, fields: Partial<Person> = {}): Promise<Person[]> => {
+  const created: Person[] = []
+  for (let i = 0; i < count; i++) {
+    const p = person({ name: `Person ${i}`, ...fields })
+    await people.insert(p)
+    created.push(p)
+  }
+  return created
+}
+
+const rejectsWithCode = async (promise: Promise<unknown>, code: string): Promise<void> => {
+  await assert.rejects(promise, (error: unknown) => error instanceof DomainError && error.code === code)
+}
+
+const sortedIds = (items: Array<{ id: string }>): string[] => items.map((p) => p.id).sort()
+
+export const repositoryContract: ContractCase[] = [
+  {
+    name: 'a stored person reads back field for field',
+    async run ({ people }) {
+      const full = person({ name: 'Zoë Ångström 😀' })
+      const bare = person({ age: null, email: null, address: null })
+      const partial = person({ address: { street: null, city: 'Paris', country: null } })
+      for (const p of [full, bare, partial]) await people.insert(p)
+      for (const p of [full, bare, partial]) assert.deepEqual(await people.findById(p.id), p)
+    }
+  },
+  {
+    name: 'an unknown id finds nothing',
+    async run ({ people }) {
+      assert.equal(await people.findById(ids.next()), undefined)
+      assert.deepEqual(await people.findByIds([ids.next()]), [])
+    }
+  },
+  {
+    name: 'findByIds returns exactly the people that exist',
+    async run (ports) {
+      const [a, b] = await insertPeople(ports, 3)
+      const found = await ports.people.findByIds([a!.id, b!.id, ids.next()])
+      assert.deepEqual(sortedIds(found), sortedIds([a!, b!]))
+    }
+  },
+  {
+    name: 'list pages through people in id order with a key',
+    async run (ports) {
+      const created = await insertPeople(ports, 5)
+      const expected = created.map(({ id, name }) => ({ id, name })).sort((x, y) => (x.id < y.id ? -1 : 1))
+      assert.deepEqual(await ports.people.list({ limit: 3 }), expected.slice(0, 3))
+      assert.deepEqual(await ports.people.list({ limit: 3, afterId: expected[2]!.id }), expected.slice(3))
+      assert.deepEqual(await ports.people.list({ limit: 3, afterId: expected[4]!.id }), [])
+    }
+  },
+  {
+    name: 'list filters by a case-insensitive substring of the name',
+    async run ({ people }) {
+      const ada = person({ name: 'Ada Lovelace' })
+      const grace = person({ name: 'Grace Hopper' })
+      const alan = person({ name: 'alan turing' })
+      for (const p of [ada, grace, alan]) await people.insert(p)
+      assert.deepEqual(await people.list({ limit: 10, nameContains: 'LOVE' }), [{ id: ada.id, name: ada.name }])
+      assert.deepEqual(sortedIds(await people.list({ limit: 10, nameContains: 'a' })), sortedIds([ada, grace, alan]))
+      assert.deepEqual(await people.list({ limit: 10, nameContains: 'Turing' }), [{ id: alan.id, name: alan.name }])
+      assert.deepEqual(await people.list({ limit: 10, nameContains: '%' }), [])
+      assert.deepEqual(await people.list({ limit: 10, nameContains: 'zzz' }), [])
+    }
+  },
+  {
+    name: 'update replaces the fields of an existing person only',
+    async run ({ people }) {
+      const p = person()
+      await people.insert(p)
+      const changed: Person = { ...p, name: 'Augusta Ada King', address: null, email: null, updatedAt: at() }
+      assert.equal(await people.update(changed), true)
+      assert.deepEqual(await people.findById(p.id), changed)
+      assert.equal(await people.update(person()), false)
+    }
+  },
+  {
+    name: 'delete takes the person, their friendships and their messages',
+    async run (ports) {
+      const [a, b, c] = await insertPeople(ports, 3)
+      await ports.friendships.add(a!.id, b!.id, at())
+      await ports.friendships.add(b!.id, c!.id, at())
+      const toA = message(a!.id)
+      const toB = message(b!.id)
+      await ports.messages.insert(toA)
+      await ports.messages.insert(toB)
+      assert.equal(await ports.people.delete(a!.id), true)
+      assert.equal(await ports.people.findById(a!.id), undefined)
+      assert.deepEqual(await ports.friendships.listFriends(b!.id, 10), [{ id: c!.id, name: c!.name }])
+      assert.deepEqual(await ports.friendships.listFriends(a!.id, 10), [])
+      assert.equal(await ports.messages.findById(toA.id), undefined)
+      assert.deepEqual(await ports.messages.findById(toB.id), toB)
+      assert.equal(await ports.people.delete(a!.id), false)
+    }
+  },
+  {
+    name: 'friendship is mutual and adding it twice changes nothing',
+    async run (ports) {
+      const [a, b] = await insertPeople(ports, 2)
+      await ports.friendships.add(a!.id, b!.id, at())
+      await ports.friendships.add(b!.id, a!.id, at())
+      assert.deepEqual(await ports.friendships.listFriends(a!.id, 10), [{ id: b!.id, name: b!.name }])
+      assert.deepEqual(await ports.friendships.listFriends(b!.id, 10), [{ id: a!.id, name: a!.name }])
+    }
+  },
+  {
+    name: 'removing a friendship removes both directions, and is idempotent',
+    async run (ports) {
+      const [a, b] = await insertPeople(ports, 2)
+      await ports.friendships.add(a!.id, b!.id, at())
+      await ports.friendships.remove(b!.id, a!.id)
+      await ports.friendships.remove(b!.id, a!.id)
+      assert.deepEqual(await ports.friendships.listFriends(a!.id, 10), [])
+      assert.deepEqual(await ports.friendships.listFriends(b!.id, 10), [])
+    }
+  },
+  {
+    name: 'befriending someone who does not exist fails and writes nothing',
+    async run (ports) {
+      const [a] = await insertPeople(ports, 1)
+      await rejectsWithCode(ports.friendships.add(a!.id, ids.next(), at()), 'PERSON_NOT_FOUND')
+      await rejectsWithCode(ports.friendships.add(ids.next(), a!.id, at()), 'PERSON_NOT_FOUND')
+      assert.deepEqual(await ports.friendships.listFriends(a!.id, 10), [])
+    }
+  },
+  {
+    name: 'friends come in id order, limited per person, for one or many people',
+    async run (ports) {
+      const [hub, other, ...rest] = await insertPeople(ports, 6)
+      for (const p of rest) await ports.friendships.add(hub!.id, p.id, at())
+      const expected = rest.map(({ id, name }) => ({ id, name })).sort((x, y) => (x.id < y.id ? -1 : 1))
+      assert.deepEqual(await ports.friendships.listFriends(hub!.id, 3), expected.slice(0, 3))
+      const many = await ports.friendships.listFriendsOfMany([hub!.id, other!.id, rest[0]!.id], 2)
+      assert.deepEqual(many.get(hub!.id), expected.slice(0, 2))
+      assert.deepEqual(many.get(other!.id) ?? [], [])
+      assert.deepEqual(many.get(rest[0]!.id), [{ id: hub!.id, name: hub!.name }])
+    }
+  },
+  {
+    name: 'a message reads back, and cannot be sent to nobody',
+    async run (ports) {
+      const [a] = await insertPeople(ports, 1)
+      const m = message(a!.id, { text: 'Grüße 👋\nline two' })
+      await ports.messages.insert(m)
+      assert.deepEqual(await ports.messages.findById(m.id), m)
+      assert.equal(await ports.messages.findById(ids.next()), undefined)
+      const orphan = message(ids.next())
+      await rejectsWithCode(ports.messages.insert(orphan), 'PERSON_NOT_FOUND')
+      assert.equal(await ports.messages.findById(orphan.id), undefined)
+    }
+  },
+  {
+    name: 'an inbox is newest first and pages by (sentAt, id)',
+    async run (ports) {
+      const [a, b] = await insertPeople(ports, 2)
+      const first = message(a!.id)
+      const sameTime = at()
+      const sent = [first, message(a!.id, { sentAt: sameTime }), message(a!.id, { sentAt: sameTime }), message(a!.id, { sentAt: new Date(sameTime.getTime() + 1) })]
+      for (const m of sent) await ports.messages.insert(m)
+      await ports.messages.insert(message(b!.id))
+      const newestFirst = [sent[3]!, sent[2]!, sent[1]!, sent[0]!]
+      assert.deepEqual(await ports.messages.listForPerson(a!.id, { limit: 2 }), newestFirst.slice(0, 2))
+      const last = newestFirst[1]!
+      assert.deepEqual(await ports.messages.listForPerson(a!.id, { limit: 5, before: { sentAt: last.sentAt, id: last.id } }), newestFirst.slice(2))
+      const many = await ports.messages.listForMany([a!.id, b!.id, ids.next()], 3)
+      assert.deepEqual(many.get(a!.id), newestFirst.slice(0, 3))
+      assert.equal(many.get(b!.id)?.length, 1)
+    }
+  }
+]

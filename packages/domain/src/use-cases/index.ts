@@ -1,0 +1,35 @@
+import type { Ports } from '../ports.js'
+import { befriend } from './befriend.js'
+import { createPerson } from './create-person.js'
+import { deletePerson } from './delete-person.js'
+import { getMessage } from './get-message.js'
+import { getPerson } from './get-person.js'
+import { listFriends } from './list-friends.js'
+import { listInbox } from './list-inbox.js'
+import { listPeople } from './list-people.js'
+import { sendMessage } from './send-message.js'
+import { unfriend } from './unfriend.js'
+import { updatePerson } from './update-person.js'
+
+export { befriend, createPerson, deletePerson, getMessage, getPerson, listFriends, listInbox, listPeople, sendMessage, unfriend, updatePerson }
+export type { ListPeopleInput } from './list-people.js'
+export type { ListInboxInput } from './list-inbox.js'
+export type { SendMessageInput } from './send-message.js'
+export { LIST_LIMITS } from './limits.js'
+
+/** Every use case bound to one set of ports: what an adapter serves. */
+export const createUseCases = (ports: Ports) => ({
+  listPeople: listPeople(ports),
+  getPerson: getPerson(ports),
+  createPerson: createPerson(ports),
+  updatePerson: updatePerson(ports),
+  deletePerson: deletePerson(ports),
+  befriend: befriend(ports),
+  unfriend: unfriend(ports),
+  listFriends: listFriends(ports),
+  sendMessage: sendMessage(ports),
+  getMessage: getMessage(ports),
+  listInbox: listInbox(ports)
+})
+
+export type UseCases = ReturnType<typeof createUseCases>

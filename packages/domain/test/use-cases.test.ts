@@ -1,0 +1,150 @@
+import t from 'tap'
+import { createUseCases, uuidv7Generator, type Clock } from '@people-service/domain'
+import { createInMemoryPorts, inMemoryMessageEvents } from '@people-service/domain/testing'
+
+const fixedClock = (iso: string): Clock & { set(iso: string): void } => {
+  let now = new Date(iso)
+  return { now: () => new Date(now), set: (next) => { now = new Date(next) } }
+}
+
+const setup = () => {
+  const clock = fixedClock('2026-11-21T10:00:00.000Z')
+  const events = inMemoryMessageEvents()
+  const ports = createInMemoryPorts({ clock, events })
+  return { clock, events, useCases: createUseCases(ports) }
+}
+
+t.test('createPerson fills the defaults and stamps both times', async (t) => {
+  const { useCases } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  t.match(ada, { name: 'Ada', age: null, email: null, address: null })
+  t.same(ada.createdAt, new Date('2026-11-21T10:00:00.000Z'))
+  t.same(ada.updatedAt, ada.createdAt)
+  t.same(await useCases.getPerson(ada.id), ada)
+})
+
+t.test('createPerson rejects every broken invariant, naming the field', async (t) => {
+  const { useCases } = setup()
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{}, 'name'],
+    [{ name: '' }, 'name'],
+    [{ name: 'x'.repeat(201) }, 'name'],
+    [{ name: 'A', age: -1 }, 'age'],
+    [{ name: 'A', age: 151 }, 'age'],
+    [{ name: 'A', age: 1.5 }, 'age'],
+    [{ name: 'A', email: 'not-an-address' }, 'email'],
+    [{ name: 'A', email: `${'a'.repeat(250)}@x.io` }, 'email'],
+    [{ name: 'A', address: { city: 'c'.repeat(201) } }, 'address.city']
+  ]
+  for (const [input, field] of cases) {
+    await t.rejects(useCases.createPerson(input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 60))
+  }
+  t.same((await useCases.listPeople()).items, [], 'nothing was stored')
+  t.ok(await useCases.createPerson({ name: '😀'.repeat(200) }), '200 characters, not 200 code units')
+})
+
+t.test('updatePerson keeps what is left out, clears what is null, merges the address', async (t) => {
+  const { useCases, clock } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada', age: 36, email: 'ada@example.org', address: { street: '12 St James', city: 'London', country: 'UK' } })
+  clock.set('2026-11-21T11:00:00.000Z')
+  const moved = await useCases.updatePerson(ada.id, { address: { city: 'Paris', country: null } })
+  t.same(moved.address, { street: '12 St James', city: 'Paris', country: null })
+  t.equal(moved.age, 36)
+  t.equal(moved.email, 'ada@example.org')
+  t.same(moved.createdAt, ada.createdAt)
+  t.same(moved.updatedAt, new Date('2026-11-21T11:00:00.000Z'))
+  const cleared = await useCases.updatePerson(ada.id, { email: null, address: null })
+  t.equal(cleared.email, null)
+  t.equal(cleared.address, null)
+  t.same(await useCases.getPerson(ada.id), cleared)
+  await t.rejects(useCases.updatePerson(ada.id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
+  await t.rejects(useCases.updatePerson(ada.id, { age: 200 }), { code: 'VALIDATION_FAILED', field: 'age' })
+  t.same(await useCases.getPerson(ada.id), cleared, 'a rejected update changes nothing')
+})
+
+t.test('unknown and malformed ids are PERSON_NOT_FOUND', async (t) => {
+  const { useCases } = setup()
+  const unknown = uuidv7Generator().next()
+  for (const id of [unknown, 'not-an-id', '']) {
+    await t.rejects(useCases.getPerson(id), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.updatePerson(id, { name: 'x' }), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.deletePerson(id), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.listFriends(id), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.listInbox(id), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.sendMessage({ personId: id, text: 'hi', senderId: 's' }), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.getMessage(id), { code: 'MESSAGE_NOT_FOUND' })
+  }
+})
+
+t.test('friendship: mutual, idempotent, never with oneself', async (t) => {
+  const { useCases } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  const bob = await useCases.createPerson({ name: 'Bob' })
+  await useCases.befriend(ada.id, bob.id)
+  await useCases.befriend(ada.id, bob.id)
+  t.same(await useCases.listFriends(bob.id), [{ id: ada.id, name: 'Ada' }])
+  await t.rejects(useCases.befriend(ada.id, ada.id), { code: 'SELF_FRIENDSHIP' })
+  await t.rejects(useCases.befriend(ada.id, uuidv7Generator().next()), { code: 'PERSON_NOT_FOUND' })
+  await useCases.unfriend(bob.id, ada.id)
+  await useCases.unfriend(bob.id, ada.id)
+  t.same(await useCases.listFriends(ada.id), [])
+  await t.rejects(useCases.listFriends(ada.id, 101), { code: 'VALIDATION_FAILED', field: 'limit' })
+})
+
+t.test('deletePerson takes friendships and messages along', async (t) => {
+  const { useCases } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  const bob = await useCases.createPerson({ name: 'Bob' })
+  await useCases.befriend(ada.id, bob.id)
+  const message = await useCases.sendMessage({ personId: ada.id, text: 'hi', senderId: 'x' })
+  await useCases.deletePerson(ada.id)
+  t.same(await useCases.listFriends(bob.id), [])
+  await t.rejects(useCases.getMessage(message.id), { code: 'MESSAGE_NOT_FOUND' })
+  await t.rejects(useCases.deletePerson(ada.id), { code: 'PERSON_NOT_FOUND' })
+})
+
+t.test('listPeople pages by cursor and filters by name', async (t) => {
+  const { useCases } = setup()
+  const names = ['Ada', 'Bob', 'Cy', 'Dee', 'Eve']
+  const people = []
+  for (const name of names) people.push(await useCases.createPerson({ name }))
+  const first = await useCases.listPeople({ limit: 2 })
+  t.same(first.items.map((p) => p.name), ['Ada', 'Bob'])
+  t.type(first.next, 'string')
+  const second = await useCases.listPeople({ limit: 2, cursor: first.next! })
+  t.same(second.items.map((p) => p.name), ['Cy', 'Dee'])
+  const last = await useCases.listPeople({ limit: 2, cursor: second.next! })
+  t.same(last.items.map((p) => p.name), ['Eve'])
+  t.equal(last.next, undefined)
+  t.same((await useCases.listPeople({ name: 'E' })).items.map((p) => p.name), ['Dee', 'Eve'])
+  for (const cursor of ['garbage', Buffer.from('[1]').toString('base64url'), Buffer.from('{}').toString('base64url')]) {
+    await t.rejects(useCases.listPeople({ cursor }), { code: 'INVALID_CURSOR' })
+  }
+  await t.rejects(useCases.listPeople({ limit: 1001 }), { code: 'VALIDATION_FAILED' })
+})
+
+t.test('sendMessage validates, stores and publishes; the inbox is newest first', async (t) => {
+  const { useCases, events, clock } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  await t.rejects(useCases.sendMessage({ personId: ada.id, text: '', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  await t.rejects(useCases.sendMessage({ personId: ada.id, text: 'x'.repeat(10_001), senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  const sent = []
+  for (let i = 0; i < 3; i++) {
+    clock.set(`2026-11-21T10:0${i}:00.000Z`)
+    sent.push(await useCases.sendMessage({ personId: ada.id, text: `m${i}`, senderId: 'caller-1' }))
+  }
+  t.same(events.sent, sent, 'every sent message was published, in order')
+  t.same(await useCases.getMessage(sent[0]!.id), sent[0])
+  const page = await useCases.listInbox(ada.id, { limit: 2 })
+  t.same(page.items.map((m) => m.text), ['m2', 'm1'])
+  const rest = await useCases.listInbox(ada.id, { limit: 2, cursor: page.next! })
+  t.same(rest.items.map((m) => m.text), ['m0'])
+  t.equal(rest.next, undefined)
+})
+
+t.test('uuidv7 ids are well formed and strictly increasing', async (t) => {
+  const ids = uuidv7Generator(() => 1_700_000_000_000)
+  const made = Array.from({ length: 10_000 }, () => ids.next())
+  t.ok(made.every((id, i) => i === 0 || id > made[i - 1]!), 'each id sorts after the one before')
+  t.match(made.at(-1), /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+})
