@@ -1,0 +1,55 @@
+import type { Insertable, Kysely, Selectable } from 'kysely'
+
+/**
+ * Table shapes as the database sees them. Timestamps are ISO-8601 text in
+ * SQLite and `timestamptz` in PostgreSQL, so reads may yield either; the
+ * row mappers turn both into `Date`.
+ */
+type Timestamp = string | Date
+
+export interface PersonTable {
+  id: string
+  name: string
+  age: number | null
+  email: string | null
+  /** 1 when the person has an address object (whose fields may all be null). */
+  has_address: number
+  street: string | null
+  city: string | null
+  country: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface FriendshipTable {
+  person_id: string
+  friend_id: string
+  created_at: Timestamp
+}
+
+export interface MessageTable {
+  id: string
+  person_id: string
+  text: string
+  sender_id: string
+  sent_at: Timestamp
+}
+
+export interface Database {
+  person: PersonTable
+  friendship: FriendshipTable
+  message: MessageTable
+}
+
+export type PersonRow = Selectable<PersonTable>
+export type NewPersonRow = Insertable<PersonTable>
+export type MessageRow = Selectable<MessageTable>
+
+export type Dialect = 'sqlite' | 'postgres'
+
+export interface DatabaseHandle {
+  db: Kysely<Database>
+  dialect: Dialect
+  close(): Promise<void>
+}
+

@@ -1,0 +1,19 @@
+import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely'
+import type { DatabaseHandle, Dialect } from './database.js'
+import { initialSchema } from './migrations/2026-11-21-initial-schema.js'
+
+/** Every migration in the order it runs; names are frozen once shipped. */
+const migrations = (dialect: Dialect): Record<string, Migration> => ({
+  '2026-11-21-initial-schema': initialSchema(dialect)
+})
+
+const provider = (dialect: Dialect): MigrationProvider => ({
+  getMigrations: async () => migrations(dialect)
+})
+
+/** Brings the schema up to date; safe to run from several instances at once (Kysely locks). */
+export const migrateToLatest = async ({ db, dialect }: DatabaseHandle): Promise<MigrationResultSet> => {
+  const result = await new Migrator({ db, provider: provider(dialect) }).migrateToLatest()
+  if (result.error) throw result.error
+  return result
+}

@@ -1,0 +1,67 @@
+import t from 'tap'
+import BetterSqlite3 from 'better-sqlite3'
+import { sql } from 'kysely'
+import { repositoryContract } from '@people-service/domain/testing'
+import { createDatabase, createRepositories, migrateToLatest } from '@people-service/infra'
+import { sqliteFile } from './helper.js'
+
+for (const contractCase of repositoryContract) {
+  t.test(`sqlite file: ${contractCase.name}`, async (t) => {
+    await contractCase.run(createRepositories(await sqliteFile(t)))
+  })
+}
+
+t.test('every open sets the pragmas explicitly, reopened WAL files included', async (t) => {
+  const first = await sqliteFile(t)
+  await first.close()
+  const reopened = createDatabase({ url: `sqlite:${first.path}` })
+  t.teardown(() => reopened.close())
+  const pragma = async (name: string) => Object.values((await sql.raw(`pragma ${name}`).execute(reopened.db)).rows[0] as object)[0]
+  t.equal(await pragma('journal_mode'), 'wal')
+  t.equal(await pragma('synchronous'), 2, 'FULL')
+  t.equal(await pragma('foreign_keys'), 1)
+  t.equal(await pragma('busy_timeout'), 5000)
+})
+
+t.test('migrating twice is a no-op', async (t) => {
+  const handle = await sqliteFile(t)
+  const again = await migrateToLatest(handle)
+  t.same(again.results, [])
+})
+
+t.test('every lookup is served by an index, not a table scan', async (t) => {
+  const handle = await sqliteFile(t)
+  const raw = new BetterSqlite3(handle.path, { readonly: true })
+  t.teardown(() => raw.close())
+  const plan = (query: string): string =>
+    raw.prepare(`explain query plan ${query}`).all().map((row) => (row as { detail: string }).detail).join(' | ')
+  const lookups: Record<string, string> = {
+    'person by id': "select * from person where id = 'x'",
+    'people page': "select id, name from person where id > 'x' order by id limit 10",
+    'name search': "select id from person where rowid in (select rowid from person_name where name like '%ada%')",
+    'friends of one': "select friend_id from friendship where person_id = 'x' order by friend_id limit 10",
+    'friendship from the other side': "select person_id from friendship where friend_id = 'x'",
+    inbox: "select * from message where person_id = 'x' order by sent_at desc, id desc limit 20",
+    'message by id': "select * from message where id = 'x'"
+  }
+  for (const [name, query] of Object.entries(lookups)) {
+    const detail = plan(query)
+    t.notMatch(detail, /SCAN (person|friendship|message)\b(?! USING)/, `${name}: ${detail}`)
+    t.notMatch(detail, /USE TEMP B-TREE FOR ORDER BY/, `${name} needs no sort: ${detail}`)
+  }
+})
+
+t.test('name search finds substrings case-insensitively through the trigram index', async (t) => {
+  const handle = await sqliteFile(t)
+  const { people } = createRepositories(handle)
+  const now = new Date()
+  const base = { age: null, email: null, address: null, createdAt: now, updatedAt: now }
+  await people.insert({ ...base, id: '00000000-0000-7000-8000-000000000001', name: 'Ada Lovelace' })
+  await people.insert({ ...base, id: '00000000-0000-7000-8000-000000000002', name: '100% Grace_Hopper' })
+  t.same((await people.list({ limit: 10, nameContains: 'lovelace' })).map((p) => p.name), ['Ada Lovelace'])
+  t.same((await people.list({ limit: 10, nameContains: '0% g' })).map((p) => p.name), ['100% Grace_Hopper'])
+  t.same((await people.list({ limit: 10, nameContains: 'e_h' })).map((p) => p.name), ['100% Grace_Hopper'])
+  t.same((await people.list({ limit: 10, nameContains: 'e h' })).map((p) => p.name), [], 'underscore is no wildcard')
+  await people.update({ ...base, id: '00000000-0000-7000-8000-000000000001', name: 'Augusta King' })
+  t.same(await people.list({ limit: 10, nameContains: 'lovelace' }), [], 'the index follows renames')
+})
