@@ -1,0 +1,11 @@
+import type { DomainErrorCode } from '@people-service/domain'
+
+/** The one table from domain error codes to HTTP statuses; GraphQL shows the codes as they are. */
+export const STATUS_OF: Record<DomainErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  INVALID_CURSOR: 400,
+  SELF_FRIENDSHIP: 400,
+  PERSON_NOT_FOUND: 404,
+  MESSAGE_NOT_FOUND: 404,
+  DEPENDENCY_UNAVAILABLE: 503
+}

@@ -1,0 +1,58 @@
+import { STATUS_CODES } from 'node:http'
+import { isDomainError } from '@people-service/domain'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { STATUS_OF } from '../errors/status-of.js'
+import type { ErrorBody } from '../schemas/error.schema.js'
+
+export const errorBody = (statusCode: number, message: string, code?: string): ErrorBody => ({
+  statusCode,
+  error: STATUS_CODES[statusCode] ?? 'Error',
+  message,
+  ...(code ? { code } : {})
+})
+
+// Fastify reports these client errors with statuses the contract folds into 400.
+const AS_BAD_REQUEST: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_CONTENT_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'BAD_REQUEST',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON'
+}
+
+const clientErrorOf = (error: FastifyError): { status: number, code: string, message: string } | undefined => {
+  if (error.validation) return { status: 400, code: 'VALIDATION_FAILED', message: error.message }
+  const code = AS_BAD_REQUEST[error.code]
+  if (code === 'UNSUPPORTED_CONTENT_TYPE') return { status: 400, code, message: 'the body must be JSON, sent as application/json' }
+  if (code) return { status: 400, code, message: error.message }
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return { status: error.statusCode, code: error.code ?? 'BAD_REQUEST', message: error.message }
+  }
+  return undefined
+}
+
+/**
+ * One error handler for the whole app: domain errors by the status table,
+ * client errors with their message, and anything else as a bare 500 whose
+ * details go to the log only (no stack, SQL or path in the body).
+ */
+export const installErrorHandling = (app: FastifyInstance): void => {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (isDomainError(error)) {
+      const status = STATUS_OF[error.code]
+      if (status >= 500) request.log.warn({ code: error.code }, error.message)
+      return reply.code(status).send(errorBody(status, error.message, error.code))
+    }
+    const client = clientErrorOf(error)
+    if (client) return reply.code(client.status).send(errorBody(client.status, client.message, client.code))
+    request.log.error({ err: error }, 'unexpected error')
+    return reply.code(500).send({
+      ...errorBody(500, `something went wrong on our side; quote request id ${request.id} when reporting it`, 'INTERNAL'),
+      requestId: request.id
+    })
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(404, `no route ${request.method} ${request.url.split('?')[0]}`, 'ROUTE_NOT_FOUND'))
+  })
+}

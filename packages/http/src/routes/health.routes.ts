@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+
+export interface HealthOptions {
+  /** True when every dependency needed to serve requests answers. */
+  ready(): Promise<boolean>
+}
+
+const Status = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]) })
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { ready }) => {
+  app.get('/health/live', {
+    schema: { tags: ['operations'], summary: 'The process is up', response: { 200: Status } }
+  }, async () => ({ status: 'ok' as const }))
+
+  app.get('/health/ready', {
+    schema: { tags: ['operations'], summary: 'The database answers', response: { 200: Status, 503: Status } }
+  }, async (_request, reply) => {
+    const ok = await ready().catch(() => false)
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable' })
+  })
+}

@@ -1,0 +1,49 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errorResponses } from '../schemas/error.schema.js'
+import { InboxQuery } from '../schemas/list.schemas.js'
+import { MessageSchema, SendMessageSchema } from '../schemas/message.schemas.js'
+import { PersonIdParams } from '../schemas/person.schemas.js'
+import { ANONYMOUS_CALLER, type RouteOptions } from '../types.js'
+import { linkNext } from './links.js'
+
+const MessageRef = Type.Ref(MessageSchema)
+
+export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
+  app.post('/message', {
+    schema: {
+      tags: ['messages'],
+      summary: 'Send a message to a person',
+      body: SendMessageSchema,
+      response: { 201: MessageRef, ...errorResponses(400, 404) }
+    }
+  }, async (request, reply) => {
+    const senderId = (request.caller ?? ANONYMOUS_CALLER).id
+    const message = await useCases.sendMessage({ ...request.body, senderId })
+    return reply.code(201).header('location', `/message/${message.id}`).send(message)
+  })
+
+  app.get('/message/:id', {
+    schema: {
+      tags: ['messages'],
+      summary: 'Get one message',
+      params: PersonIdParams,
+      response: { 200: MessageRef, ...errorResponses(404) }
+    }
+  }, async (request) => useCases.getMessage(request.params.id))
+
+  app.get('/person/:id/messages', {
+    schema: {
+      tags: ['messages'],
+      summary: 'Messages sent to a person, newest first',
+      params: PersonIdParams,
+      querystring: InboxQuery,
+      response: { 200: Type.Array(MessageRef), ...errorResponses(400, 404) }
+    }
+  }, async (request, reply) => {
+    const { limit, cursor } = request.query
+    const page = await useCases.listInbox(request.params.id, { limit, ...(cursor !== undefined ? { cursor } : {}) })
+    linkNext(request, reply, page.next)
+    return page.items
+  })
+}

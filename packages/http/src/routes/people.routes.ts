@@ -1,0 +1,24 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errorResponses } from '../schemas/error.schema.js'
+import { PeopleQuery } from '../schemas/list.schemas.js'
+import { PersonSummarySchema } from '../schemas/person.schemas.js'
+import type { RouteOptions } from '../types.js'
+import { linkNext } from './links.js'
+
+export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
+  app.get('/people', {
+    schema: {
+      tags: ['people'],
+      summary: 'List people, ordered by id',
+      description: 'Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.',
+      querystring: PeopleQuery,
+      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400) }
+    }
+  }, async (request, reply) => {
+    const { limit, cursor, name } = request.query
+    const page = await useCases.listPeople({ limit, ...(cursor !== undefined ? { cursor } : {}), ...(name ? { name } : {}) })
+    linkNext(request, reply, page.next)
+    return page.items
+  })
+}

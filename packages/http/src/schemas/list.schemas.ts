@@ -1,0 +1,22 @@
+import { LIST_LIMITS } from '@people-service/domain'
+import { Type } from '@sinclair/typebox'
+
+const limit = (list: { default: number, max: number }) =>
+  Type.Integer({ minimum: 1, maximum: list.max, default: list.default })
+
+const Cursor = Type.String({ maxLength: 512, description: 'from the Link rel="next" header of the previous page' })
+
+export const PeopleQuery = Type.Object({
+  limit: limit(LIST_LIMITS.people),
+  cursor: Type.Optional(Cursor),
+  name: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of the name' }))
+}, { additionalProperties: false })
+
+export const FriendsQuery = Type.Object({
+  limit: limit(LIST_LIMITS.friends)
+}, { additionalProperties: false })
+
+export const InboxQuery = Type.Object({
+  limit: limit(LIST_LIMITS.inbox),
+  cursor: Type.Optional(Cursor)
+}, { additionalProperties: false })
