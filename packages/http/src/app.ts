@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createUseCases, type Ports } from '@people-service/domain'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { installClosingHeader } from './plugins/closing.js'
-import { installErrorHandling } from './plugins/errors.js'
+import { answerRouterError, installErrorHandling } from './plugins/errors.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
 import { installRequestId, requestIdOf } from './plugins/request-id.js'
@@ -32,6 +32,7 @@ export const buildApp = async ({ ports, ready = async () => true, logger = false
     genReqId: requestIdOf,
     // Path segments longer than this cannot be ids: the router answers 404.
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: answerRouterError,
     // Strict JSON: prototype-poisoning keys are refused, not silently kept.
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error'

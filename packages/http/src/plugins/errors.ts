@@ -32,6 +32,17 @@ const clientErrorOf = (error: FastifyError): { status: number, code: string, mes
 }
 
 /**
+ * Errors the router raises before any route or hook runs: a path segment too
+ * long to be an id names nothing (404); a URL that does not decode is a
+ * malformed request (400).
+ */
+export const answerRouterError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+  const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400
+  const message = status === 404 ? `no route ${request.method} ${request.url.slice(0, 80)}…` : 'the URL is not valid'
+  reply.code(status).header('x-request-id', request.id).send(errorBody(status, message, status === 404 ? 'ROUTE_NOT_FOUND' : 'BAD_URL'))
+}
+
+/**
  * One error handler for the whole app: domain errors by the status table,
  * client errors with their message, and anything else as a bare 500 whose
  * details go to the log only (no stack, SQL or path in the body).
