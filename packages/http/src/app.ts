@@ -3,6 +3,7 @@ import { createUseCases, type Ports } from '@people-service/domain'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { installClosingHeader } from './plugins/closing.js'
 import { answerRouterError, installErrorHandling } from './plugins/errors.js'
+import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
 import { installRequestId, requestIdOf } from './plugins/request-id.js'
@@ -32,15 +33,11 @@ export const buildApp = async ({ ports, ready = async () => true, logger = false
     genReqId: requestIdOf,
     // Path segments longer than this cannot be ids: the router answers 404.
     routerOptions: { maxParamLength: 200 },
-    frameworkErrors: answerRouterError,
-    // Strict JSON: prototype-poisoning keys are refused, not silently kept.
-    onProtoPoisoning: 'error',
-    onConstructorPoisoning: 'error'
+    frameworkErrors: answerRouterError
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorateRequest('caller', undefined)
-  // Only JSON is spoken; anything else is an unsupported content type (400).
-  app.removeContentTypeParser('text/plain')
+  installJsonBody(app)
   installValidation(app)
   installErrorHandling(app)
   installRequestId(app)

@@ -61,6 +61,18 @@ t.test('transport errors are 400 JSON: malformed JSON, wrong content type, too l
   t.same((await app.inject('/people')).json(), [], 'nothing was created')
 })
 
+t.test('an empty body sent as JSON is no body: fine where none is needed, refused where one is', async (t) => {
+  const { app } = await build(t)
+  const headers = { 'content-type': 'application/json' }
+  const ada = (await app.inject({ method: 'POST', url: '/person', payload: ADA })).json()
+  const bob = (await app.inject({ method: 'POST', url: '/person', payload: { name: 'Bob' } })).json()
+  t.equal((await app.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${bob.id}`, headers, payload: '' })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/person/${bob.id}`, headers, payload: '' })).statusCode, 200)
+  const missing = await app.inject({ method: 'POST', url: '/person', headers, payload: '' })
+  t.equal(missing.statusCode, 400)
+  t.match(missing.json().message, /body/)
+})
+
 t.test('an unexpected failure is a bare 500: no stack, no SQL, the request id to quote', async (t) => {
   const ports = createInMemoryPorts()
   ports.people.findById = async () => { throw new Error('SQLITE_ERROR: near "SELECT": syntax error at /srv/app/src/x.ts:12') }

@@ -29,6 +29,9 @@ export const initialSchema = (dialect: Dialect): Migration => {
         .addColumn('friend_id', 'text', (c) => c.notNull().references('person.id').onDelete('cascade'))
         .addColumn('created_at', timestamp, (c) => c.notNull())
         .addPrimaryKeyConstraint('friendship_pk', ['person_id', 'friend_id'])
+        // SQLite: the rows live in the primary-key b-tree itself, so a friend
+        // list is one contiguous range and each write touches one tree less.
+        .$call((table) => (dialect === 'sqlite' ? table.modifyEnd(sql`without rowid`) : table))
         .execute()
       await db.schema.createIndex('friendship_friend_id').on('friendship').column('friend_id').execute()
 

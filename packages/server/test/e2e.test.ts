@@ -1,0 +1,65 @@
+import { existsSync } from 'node:fs'
+import { request as httpRequest, Agent } from 'node:http'
+import { join } from 'node:path'
+import t from 'tap'
+import { startServerProcess } from './server-process.js'
+
+const json = async (url: string, init: RequestInit = {}) => {
+  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })
+  return { status: res.status, headers: res.headers, body: await res.json() as Record<string, unknown> & Array<Record<string, unknown>> }
+}
+
+t.test('the real server serves the resource API over HTTP on a SQLite file', async (t) => {
+  const server = await startServerProcess(t)
+  const base = server.url
+  t.ok(existsSync(join(server.dataDir, 'people.db')), 'the database file was created')
+
+  const ada = await json(`${base}/person`, { method: 'POST', body: JSON.stringify({ name: 'Ada Lovelace', age: 36, address: { city: 'London' } }) })
+  t.equal(ada.status, 201)
+  t.equal(ada.headers.get('location'), `/person/${ada.body.id}`)
+  t.match(ada.headers.get('x-request-id'), /^[0-9a-f-]{36}$/)
+  const bob = await json(`${base}/person`, { method: 'POST', body: JSON.stringify({ name: 'Bob' }) })
+
+  t.match((await json(`${base}/person/${ada.body.id}`)).body, { name: 'Ada Lovelace', age: 36, address: { city: 'London', street: null } })
+  t.equal((await json(`${base}/person/${ada.body.id}`, { method: 'PUT', body: JSON.stringify({ age: 37 }) })).body.age, 37)
+  t.equal((await json(`${base}/person/${ada.body.id}/friends/${bob.body.id}`, { method: 'PUT' })).status, 200)
+  t.same((await json(`${base}/person/${bob.body.id}/friends`)).body, [{ id: ada.body.id, name: 'Ada Lovelace' }])
+  const message = await json(`${base}/message`, { method: 'POST', body: JSON.stringify({ personId: bob.body.id, text: 'hi' }) })
+  t.equal(message.status, 201)
+  t.equal((await json(`${base}/person/${bob.body.id}/messages`)).body[0]?.text, 'hi')
+  const people = await json(`${base}/people?limit=1`)
+  t.equal(people.body.length, 1)
+  t.match(people.headers.get('link'), /^<\/people\?limit=1&cursor=[\w-]+>; rel="next"$/)
+  const notAllowed = await json(`${base}/people`, { method: 'DELETE' })
+  t.equal(notAllowed.status, 405)
+  t.equal(notAllowed.headers.get('allow'), 'GET, HEAD')
+  t.equal((await json(`${base}/nothing-here`)).status, 404)
+  t.equal((await json(`${base}/person`, { method: 'POST', body: '{"name":' })).status, 400)
+  t.equal((await json(`${base}/person/${ada.body.id}`, { method: 'DELETE' })).status, 200)
+  t.equal((await json(`${base}/person/${ada.body.id}`)).status, 404)
+})
+
+t.test('SIGTERM with an idle keep-alive connection: exits 0 promptly and closes the database', async (t) => {
+  const server = await startServerProcess(t)
+  const agent = new Agent({ keepAlive: true })
+  t.teardown(() => agent.destroy())
+  await new Promise<void>((resolve, reject) => {
+    httpRequest(`${server.url}/people`, { agent }, (res) => { res.resume(); res.on('end', resolve) }).on('error', reject).end()
+  })
+  const started = Date.now()
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0, 'exit code 0')
+  t.ok(Date.now() - started < 5000, `exited in ${Date.now() - started} ms, not held by the idle connection`)
+  t.notOk(existsSync(join(server.dataDir, 'people.db-wal')), 'the WAL was checkpointed: the database was closed cleanly')
+  t.match(server.output(), /shutting down/)
+})
+
+t.test('a bad configuration value stops the start with a message naming the variable', async (t) => {
+  const { spawnSync } = await import('node:child_process')
+  const { MAIN } = await import('./server-process.js')
+  for (const [name, value] of [['PORT', 'eighty'], ['LOG_LEVEL', 'loud'], ['DATABASE_URL', 'mysql://x']] as const) {
+    const result = spawnSync(process.execPath, [MAIN], { env: { ...process.env, [name]: value }, encoding: 'utf8', timeout: 10_000 })
+    t.equal(result.status, 2, `${name}=${value} exits 2`)
+    t.match(result.stderr, new RegExp(`configuration error: ${name}`))
+  }
+})

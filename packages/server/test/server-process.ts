@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The command `npm start` runs once the build is done. */
+export const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+export interface ServerProcess {
+  child: ChildProcess
+  url: string
+  dataDir: string
+  output(): string
+  exited: Promise<number | null>
+}
+
+/**
+ * Starts the real server on a free port (PORT=0) against a SQLite file in a
+ * temporary folder, and resolves once it logs where it listens.
+ */
+export const startServerProcess = async (t: Teardown, env: Record<string, string> = {}): Promise<ServerProcess> => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'people-service-e2e-'))
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dataDir, 'people.db')}`, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  child.stderr?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  t.teardown(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+    await exited
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 15_000)
+    const look = () => {
+      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      if (match?.[1]) { clearTimeout(timer); resolve(match[1]) }
+    }
+    child.stdout?.on('data', look)
+    child.on('exit', () => { clearTimeout(timer); reject(new Error(`server exited:\n${output}`)) })
+  })
+  return { child, url, dataDir, output: () => output, exited }
+}
