@@ -52,4 +52,3 @@ export interface DatabaseHandle {
   dialect: Dialect
   close(): Promise<void>
 }
-

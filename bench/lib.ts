@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import autocannon from 'autocannon'
+
+export interface Scenario {
+  name: string
+  method?: 'GET' | 'POST'
+  /** A fresh path (and body) per request, so the load is not one hot row. */
+  request(): { path: string, body?: string }
+  headers?: Record<string, string>
+}
+
+export interface Result {
+  scenario: string
+  requestsPerSecond: number
+  p50: number
+  p99: number
+  errors: number
+  non2xx: number
+  ratio?: number
+}
+
+export const freePort = async (): Promise<number> => new Promise((resolve, reject) => {
+  const server = createServer()
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number }
+    server.close(() => resolve(port))
+  })
+  server.on('error', reject)
+})
+
+/** Starts a process and resolves once `readyUrl` answers 200. */
+export const startProcess = async (args: string[], env: Record<string, string>, readyUrl: string): Promise<ChildProcess> => {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`)
+    const ok = await fetch(readyUrl).then((res) => res.ok, () => false)
+    if (ok) return child
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  child.kill('SIGKILL')
+  throw new Error(`${args.join(' ')} did not become ready at ${readyUrl}`)
+}
+
+export const stopProcess = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null) return
+  const exited = new Promise((resolve) => child.on('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+export const run = async (baseUrl: string, scenario: Scenario, seconds: number, connections: number): Promise<Result> => {
+  const result = await autocannon({
+    url: baseUrl,
+    connections,
+    duration: seconds,
+    requests: [{
+      method: scenario.method ?? 'GET',
+      ...(scenario.headers ? { headers: { ...scenario.headers } } : {}),
+      setupRequest: (request) => {
+        const { path, body } = scenario.request()
+        return { ...request, path, ...(body === undefined ? {} : { body }) }
+      }
+    }]
+  })
+  return {
+    scenario: scenario.name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx
+  }
+}
+
+export const printTable = (results: Result[]): void => {
+  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'ratio'],
+    ...results.map((r) => [r.scenario, String(r.requestsPerSecond), String(r.p50), String(r.p99), String(r.errors), String(r.non2xx), r.ratio === undefined ? '' : r.ratio.toFixed(3)])]
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
+  for (const row of rows) process.stdout.write(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ') + '\n')
+}
+
+export const saveResults = (name: string, data: unknown): string => {
+  const dir = new URL('./results/', import.meta.url)
+  mkdirSync(dir, { recursive: true })
+  const file = new URL(`${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir)
+  writeFileSync(file, JSON.stringify(data, null, 2))
+  return file.pathname
+}
