@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# People Service: build with the dev toolchain, run with production dependencies only.
+
+FROM node:20-slim AS build
+# better-sqlite3 compiles from source when no prebuilt binary matches.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+COPY packages ./packages
+RUN npm ci --no-audit --no-fund && npm run build
+
+FROM node:20-slim AS production-dependencies
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY packages/domain/package.json packages/domain/
+COPY packages/infra/package.json packages/infra/
+COPY packages/http/package.json packages/http/
+COPY packages/server/package.json packages/server/
+# --ignore-scripts skips the root `prepare` (a test-runner step); the one
+# native module is then built explicitly.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+
+FROM node:20-slim
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATABASE_URL=sqlite:/data/people.db
+WORKDIR /app
+COPY --from=production-dependencies /app/node_modules ./node_modules
+COPY --from=build /app/package.json ./
+COPY --from=build /app/packages/domain/package.json ./packages/domain/
+COPY --from=build /app/packages/domain/dist ./packages/domain/dist
+COPY --from=build /app/packages/infra/package.json ./packages/infra/
+COPY --from=build /app/packages/infra/dist ./packages/infra/dist
+COPY --from=build /app/packages/http/package.json ./packages/http/
+COPY --from=build /app/packages/http/dist ./packages/http/dist
+COPY --from=build /app/packages/server/package.json ./packages/server/
+COPY --from=build /app/packages/server/dist ./packages/server/dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+EXPOSE 3000
+VOLUME ["/data"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# node directly, not npm: signals reach the server, which shuts down gracefully.
+CMD ["node", "packages/server/dist/main.js"]
