@@ -16,8 +16,12 @@ export const openPostgres = ({ connectionString, poolSize = 10, log }: PostgresO
     connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000
   })
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // A connection that drops must never crash the process: an idle client's
+  // error reaches the pool (which replaces it), a checked-out client's error
+  // has no listener of its own unless given one, and the query it was running
+  // already rejects with the error, which the repositories translate.
   pool.on('error', () => {})
+  pool.on('connect', (client) => { client.on('error', () => {}) })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log ? { log } : {}) })
   return {
     db,

@@ -1,0 +1,50 @@
+import t from 'tap'
+import pg from 'pg'
+import { randomBytes } from 'node:crypto'
+import { startServer } from '../src/start-server.js'
+import { loadConfig } from '../src/config.js'
+import { tcpProxy } from './tcp-proxy.js'
+
+const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const admin = async (statement: string) => {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try { await client.query(statement) } finally { await client.end() }
+}
+
+t.test('PostgreSQL going away: fast 503s, readiness 503, recovery on its own', async (t) => {
+  const name = `people_fault_${randomBytes(5).toString('hex')}`
+  await admin(`create database ${name}`)
+  t.teardown(() => admin(`drop database if exists ${name} with (force)`))
+  const target = new URL(ADMIN_URL)
+  const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
+  t.teardown(() => proxy.close())
+
+  const server = await startServer(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${name}` }))
+  t.teardown(() => server.close())
+  const base = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`
+  const post = () => fetch(`${base}/person`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Ada"}' })
+
+  t.equal((await post()).status, 201)
+  t.equal((await fetch(`${base}/health/ready`)).status, 200)
+
+  await proxy.cut()
+  const started = Date.now()
+  const failed = await fetch(`${base}/people`)
+  t.equal(failed.status, 503, 'an unavailable database is 503')
+  t.match(await failed.json(), { statusCode: 503, code: 'DEPENDENCY_UNAVAILABLE' })
+  t.ok(Date.now() - started < 5000, `failed fast (${Date.now() - started} ms)`)
+  t.equal((await post()).status, 503)
+  t.equal((await fetch(`${base}/health/ready`)).status, 503)
+  t.equal((await fetch(`${base}/health/live`)).status, 200, 'the process itself is fine')
+
+  await proxy.restore()
+  let recovered = false
+  for (let i = 0; i < 50 && !recovered; i++) {
+    recovered = (await fetch(`${base}/health/ready`)).status === 200
+    if (!recovered) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.ok(recovered, 'ready again once the database is back')
+  t.equal((await post()).status, 201)
+  t.equal((await fetch(`${base}/people`)).status, 200)
+})
