@@ -53,6 +53,9 @@ const checkRequest: preHandlerAsyncHookHandler = async (request, reply) => {
   // Mercurius' schema for the 2xx body would write error path indexes as
   // strings; plain JSON keeps them numbers, as the GraphQL spec wants.
   reply.serializer(JSON.stringify)
+  // Mercurius attaches schema errors (a query that is not a string, a batch
+  // array) and would run on; they are refused here with their message.
+  if (request.validationError) throw requestError(400, request.validationError.message, 'VALIDATION_FAILED')
   if (request.method === 'POST') {
     const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
     if (contentType !== 'application/json') {
