@@ -1,5 +1,5 @@
 import type { UseCases } from '@people-service/domain'
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
 import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import mercurius from 'mercurius'
 import { ANONYMOUS_CALLER } from '../types.js'
@@ -45,6 +45,8 @@ const isPlainObject = (value: unknown): boolean => typeof value === 'object' && 
  * that are an object.
  */
 const checkRequest: preHandlerAsyncHookHandler = async (request, reply) => {
+  // A WebSocket upgrade to /graphql speaks graphql-ws, not HTTP GraphQL.
+  if (request.headers.upgrade?.toLowerCase() === 'websocket') return
   const type = negotiate(request.headers.accept)
   if (type === undefined) {
     throw requestError(406, 'this endpoint answers application/graphql-response+json or application/json', 'NOT_ACCEPTABLE')
@@ -75,6 +77,15 @@ const checkRequest: preHandlerAsyncHookHandler = async (request, reply) => {
     }
     if (parsed !== null && !isPlainObject(parsed)) throw requestError(400, 'variables must be a JSON object', 'BAD_REQUEST')
   }
+}
+
+/**
+ * GraphQL over HTTP lets `extensions` be null, as `variables` may be;
+ * Mercurius' body schema only takes an object, so null is dropped first.
+ */
+const allowNullExtensions: preValidationAsyncHookHandler = async (request) => {
+  const body = request.body
+  if (typeof body === 'object' && body !== null && 'extensions' in body && body.extensions === null) delete body.extensions
 }
 
 const asRequestError = (error: unknown): never => {
@@ -157,7 +168,7 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       },
       errorFormatter: errorFormatter(production) as NonNullable<mercurius.MercuriusOptions['errorFormatter']>,
       errorHandler: errorHandler(production),
-      additionalRouteOptions: { preHandler: checkRequest }
+      additionalRouteOptions: { preValidation: allowNullExtensions, preHandler: checkRequest }
     })
 
     scope.graphql.addHook('preParsing', checkSource)
