@@ -74,7 +74,7 @@ t.test('GET, POST and a subscription on the real server', async (t) => {
   t.match(events, [
     { data: { messageSent: { text: 'sent over REST', senderId: 'anonymous', sentAt, person: { name: 'Ada' } } } },
     { data: { messageSent: { text: 'sent over GraphQL', senderId: 'anonymous', sentAt: String, person: { name: 'Ada' } } } }
-], 'only messages to Ada arrive, from REST and from GraphQL alike')
+  ], 'only messages to Ada arrive, from REST and from GraphQL alike')
   t.equal(events.length, 2)
 })
 

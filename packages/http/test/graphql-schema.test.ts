@@ -93,3 +93,18 @@ t.test('GraphiQL is served outside production', async (t) => {
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /text\/html/)
 })
+
+t.test('a query compiled by graphql-jit answers as the interpreted one did, errors included', async (t) => {
+  const { app } = await build(t, { graphqlJit: 1 })
+  const { createPerson: ada } = await gqlData<Created>(app, 'mutation { createPerson(input: { name: "Ada", age: 36 }) { id } }')
+  const read = 'query ($id: ID!) { person(id: $id) { name age friends { name } } }'
+  const answers = []
+  for (let run = 0; run < 3; run++) answers.push((await graphql(app, getGraphQL(read, { id: ada.id }))).body)
+  t.same(answers, Array(3).fill({ data: { person: { name: 'Ada', age: 36, friends: [] } } }))
+  const failing = 'mutation ($id: ID!) { deletePerson(id: $id) }'
+  for (let run = 0; run < 3; run++) {
+    const { status, body } = await graphql(app, postGraphQL(failing, { id: '01900000-0000-7000-8000-000000000000' }))
+    t.equal(status, 200)
+    t.match(body, { data: null, errors: [{ path: ['deletePerson'], extensions: { code: 'PERSON_NOT_FOUND' } }] }, `run ${run + 1}`)
+  }
+})

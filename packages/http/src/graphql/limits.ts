@@ -13,7 +13,9 @@ export const GRAPHQL_LIMITS = {
   /** Aliased fields in one document: aliases are how one field is asked for many times. */
   maxAliases: 30,
   /** Directive uses in one document. */
-  maxDirectives: 30
+  maxDirectives: 30,
+  /** Runs of one query text before graphql-jit compiles it (see bench/graphql.ts). */
+  jitAfter: 1
 } as const
 
 /** The range each list's `limit` argument accepts, and its default. */
