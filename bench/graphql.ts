@@ -42,7 +42,9 @@ const serve = async (path: string, jit: boolean): Promise<void> => {
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   process.send?.({ port: typeof address === 'object' && address ? address.port : 0 })
-  process.on('SIGTERM', () => { void app.close().then(() => database.close()).then(() => process.exit(0)) })
+  process.on('SIGTERM', () => {
+    app.close().then(() => database.close()).then(() => process.exit(0), () => process.exit(1))
+  })
 }
 
 /** Inserts people and friendships through the repositories, in concurrent batches. */

@@ -50,6 +50,19 @@ const teeEvents = (first: MessageEvents, second: MessageEvents): MessageEvents =
   }
 })
 
+/**
+ * The bus GraphQL subscribers listen on, and the ports the use cases publish
+ * through. A caller that passes a bus has made `ports.events` publish to it;
+ * otherwise an in-process bus is made here (and closed with the app) and fed
+ * beside the caller's own port, so tests and embedders get subscriptions too.
+ */
+const wireMessageBus = (app: FastifyInstance, options: AppOptions): { messageBus: MessageBus, ports: Ports } => {
+  if (options.messageBus !== undefined) return { messageBus: options.messageBus, ports: options.ports }
+  const messageBus = inProcessMessageBus()
+  app.addHook('onClose', () => messageBus.close())
+  return { messageBus, ports: { ...options.ports, events: teeEvents(options.ports.events, messageBus.events) } }
+}
+
 /** Builds the whole HTTP application. Never listens: the caller decides where. */
 export const buildApp = async (options: AppOptions): Promise<FastifyInstance> => {
   const { ready = async () => true, logger = false, production = false } = options
@@ -75,10 +88,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const methods = trackMethods(app)
-  const ownBus = options.messageBus === undefined ? inProcessMessageBus() : undefined
-  const messageBus = options.messageBus ?? ownBus!
-  if (ownBus) app.addHook('onClose', () => ownBus.close())
-  const ports: Ports = ownBus ? { ...options.ports, events: teeEvents(options.ports.events, ownBus.events) } : options.ports
+  const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
   await app.register(healthRoutes, { ready })
   await app.register(peopleRoutes, { useCases })

@@ -1,8 +1,9 @@
 import t from 'tap'
+import { createInMemoryPorts, inMemoryMessageEvents } from '@people-service/domain/testing'
 import { auditServer } from 'graphql-http'
 import { createClient, type Client } from 'graphql-ws'
 import WebSocket from 'ws'
-import { realServer, type GraphQLBody } from './helper.js'
+import { build, realServer, type GraphQLBody } from './helper.js'
 
 /*
  * The real server on a real port: what a client sees over TCP, including
@@ -76,6 +77,20 @@ t.test('GET, POST and a subscription on the real server', async (t) => {
     { data: { messageSent: { text: 'sent over GraphQL', senderId: 'anonymous', sentAt: String, person: { name: 'Ada' } } } }
   ], 'only messages to Ada arrive, from REST and from GraphQL alike')
   t.equal(events.length, 2)
+})
+
+t.test('an app built without a message bus makes its own, beside the caller\'s events port', async (t) => {
+  const events = inMemoryMessageEvents()
+  const { app } = await build(t, { ports: createInMemoryPorts({ events }) })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  const ada = (await post(url, 'mutation { createPerson(input: { name: "Ada" }) { id } }')).body.data as { createPerson: { id: string } }
+  const subscription = collect(wsClient(t, url), 'subscription { messageSent { text } }', {}, 1)
+  await subscription.started
+  await post(url, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "hello") { id } }', { p: ada.createPerson.id })
+  t.same(await subscription.done, [{ data: { messageSent: { text: 'hello' } } }], 'the subscriber got it')
+  t.match(events.sent, [{ text: 'hello' }], 'and so did the port the caller passed')
 })
 
 t.test('a subscription over the limits is refused before it subscribes', async (t) => {
