@@ -86,6 +86,10 @@ t.test('a mutation over GET is 405 with Allow: POST, and nothing runs', async (t
   t.equal(response.headers.allow, 'POST')
   t.same(codesOf(body), ['METHOD_NOT_ALLOWED'])
   t.same(await gqlData(app, '{ people { id } }'), { people: [] }, 'no one was created')
+  const head = await app.inject({ ...getGraphQL('mutation { createPerson(input: { name: "Eve" }) { id } }'), method: 'HEAD' })
+  t.equal(head.statusCode, 405, 'HEAD, which runs the GET route, is refused too')
+  t.equal(head.headers.allow, 'POST')
+  t.same(await gqlData(app, '{ people { id } }'), { people: [] }, 'still no one')
 })
 
 t.test('other methods on /graphql and /graphiql are 405 with Allow', async (t) => {

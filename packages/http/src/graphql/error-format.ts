@@ -123,7 +123,7 @@ export const errorFormatter = (production: boolean) =>
 
 interface MercuriusRequestFailure extends FastifyError { errors?: unknown[] }
 
-const refusal = (error: MercuriusRequestFailure): { status: number, errors: unknown[], headers: Record<string, string> } => {
+const refusal = (error: MercuriusRequestFailure | GraphQLRequestError): { status: number, errors: unknown[], headers: Record<string, string> } => {
   if (error instanceof GraphQLRequestError) return { status: error.statusCode, errors: [...error.errors], headers: error.headers }
   switch (error.code) {
     case 'MER_ERR_GQL_VALIDATION':
@@ -132,11 +132,7 @@ const refusal = (error: MercuriusRequestFailure): { status: number, errors: unkn
       // every error listed (Mercurius would answer 200 to several).
       return { status: 400, errors: error.errors?.length ? error.errors : [error], headers: {} }
     case 'MER_ERR_METHOD_NOT_ALLOWED':
-      return {
-        status: 405,
-        errors: [new GraphQLError('a mutation changes data and is only accepted over POST', { extensions: { code: 'METHOD_NOT_ALLOWED' } })],
-        headers: { allow: 'POST' }
-      }
+      return refusal(requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' }))
   }
   const client = clientErrorOf(error)
   if (client) return { status: client.status, errors: [new GraphQLError(client.message, { extensions: { code: client.code } })], headers: {} }

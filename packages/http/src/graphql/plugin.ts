@@ -93,9 +93,16 @@ const asRequestError = (error: unknown): never => {
   throw error
 }
 
-/** Worst-case cost and list limits, with the request's variables: 400 before any resolver runs. */
-const checkCost = (maxCost: number) =>
+/**
+ * The last checks before any resolver runs: no mutation but over POST
+ * (Mercurius checks GET only, and HEAD runs the GET route), then list limits
+ * and worst-case cost with the request's variables (400).
+ */
+const checkBeforeExecution = (maxCost: number) =>
   async (schema: GraphQLSchema, document: DocumentNode, context: GraphQLContext, variables: Record<string, unknown> | undefined): Promise<void> => {
+    if (context.reply.request.method !== 'POST' && getOperationAST(document, context.operationName)?.operation !== 'query') {
+      throw requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' })
+    }
     let cost = 0
     try {
       cost = costOf({ schema, document, variables, operationName: context.operationName })
@@ -172,7 +179,7 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
     })
 
     scope.graphql.addHook('preParsing', checkSource)
-    scope.graphql.addHook('preExecution', checkCost(maxCost))
+    scope.graphql.addHook('preExecution', checkBeforeExecution(maxCost))
     scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => {
       if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED').errors[0]
       parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
