@@ -25,26 +25,42 @@ const wsClient = (t: { teardown(fn: () => unknown): void }, url: string): Client
   return client
 }
 
-/** The next `count` results of a subscription, once it is known to be listening. */
-const collect = (client: Client, query: string, variables: Record<string, unknown>, count: number) => {
-  const results: unknown[] = []
-  let listening: () => void = () => {}
-  const started = new Promise<void>((resolve) => { listening = resolve })
-  const done = new Promise<unknown[]>((resolve, reject) => {
-    const stop = client.subscribe({ query, variables }, {
-      next: (value) => {
-        results.push(value)
-        if (results.length === count) { stop(); resolve(results) }
-      },
-      error: reject,
-      complete: () => resolve(results)
-    })
+interface MessageSentResult { data?: { messageSent: { text: string } } }
+
+/**
+ * A subscription's results as they arrive. graphql-ws never acknowledges a
+ * subscription, so `listening` sends probe messages until one comes back:
+ * from then on the server is known to be subscribed. Probes are left out of
+ * what `after` answers.
+ */
+const subscribe = (client: Client, query: string, variables: Record<string, unknown>) => {
+  const results: MessageSentResult[] = []
+  const failures: unknown[] = []
+  client.subscribe({ query, variables }, {
+    next: (value) => { results.push(value as MessageSentResult) },
+    error: (error) => { failures.push(error) },
+    complete: () => {}
   })
-  // graphql-ws acknowledges a subscription only by its first event; the
-  // server subscribes synchronously once the connection is acknowledged,
-  // so a short pause after `connected` is enough for the emitter to listen.
-  client.on('connected', () => { setTimeout(listening, 100) })
-  return { started, done }
+  const relevant = () => results.filter((r) => r.data?.messageSent.text !== 'probe')
+  const arrived = async (done: () => boolean, ms: number): Promise<boolean> => {
+    const deadline = Date.now() + ms
+    while (!done() && failures.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    if (failures.length > 0) throw new Error(`the subscription failed: ${JSON.stringify(failures)}`)
+    return done()
+  }
+  return {
+    async listening (probe: () => Promise<unknown>): Promise<void> {
+      for (let attempt = 0; attempt < 50; attempt++) {
+        await probe()
+        if (await arrived(() => results.length > 0, 100)) return
+      }
+      throw new Error('the subscription never received a probe')
+    },
+    async after (count: number): Promise<MessageSentResult[]> {
+      if (!await arrived(() => relevant().length >= count, 5000)) throw new Error(`only ${relevant().length} of ${count} results arrived`)
+      return relevant()
+    }
+  }
 }
 
 t.test('GET, POST and a subscription on the real server', async (t) => {
@@ -60,18 +76,17 @@ t.test('GET, POST and a subscription on the real server', async (t) => {
   t.equal(get.status, 200)
   t.same(await get.json(), { data: { person: { name: 'Ada' } } })
 
-  const client = wsClient(t, url)
-  const subscription = collect(client, 'subscription ($p: ID) { messageSent(personId: $p) { text senderId sentAt person { name } } }', { p: ada.id }, 2)
-  await subscription.started
   const send = (personId: string, text: string) => fetch(`${url}/message`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ personId, text })
   })
+  const subscription = subscribe(wsClient(t, url), 'subscription ($p: ID) { messageSent(personId: $p) { text senderId sentAt person { name } } }', { p: ada.id })
+  await subscription.listening(() => send(ada.id, 'probe'))
   t.equal((await send(other.createPerson.id, 'not for Ada')).status, 201)
   const viaRest = await send(ada.id, 'sent over REST')
   t.equal(viaRest.status, 201)
   const sentAt = ((await viaRest.json()) as { sentAt: string }).sentAt
   await post(url, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "sent over GraphQL") { id } }', { p: ada.id })
-  const events = await subscription.done
+  const events = await subscription.after(2)
   t.match(events, [
     { data: { messageSent: { text: 'sent over REST', senderId: 'anonymous', sentAt, person: { name: 'Ada' } } } },
     { data: { messageSent: { text: 'sent over GraphQL', senderId: 'anonymous', sentAt: String, person: { name: 'Ada' } } } }
@@ -86,11 +101,11 @@ t.test('an app built without a message bus makes its own, beside the caller\'s e
   const address = app.server.address()
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   const ada = (await post(url, 'mutation { createPerson(input: { name: "Ada" }) { id } }')).body.data as { createPerson: { id: string } }
-  const subscription = collect(wsClient(t, url), 'subscription { messageSent { text } }', {}, 1)
-  await subscription.started
+  const subscription = subscribe(wsClient(t, url), 'subscription { messageSent { text } }', {})
+  await subscription.listening(() => post(url, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "probe") { id } }', { p: ada.createPerson.id }))
   await post(url, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "hello") { id } }', { p: ada.createPerson.id })
-  t.same(await subscription.done, [{ data: { messageSent: { text: 'hello' } } }], 'the subscriber got it')
-  t.match(events.sent, [{ text: 'hello' }], 'and so did the port the caller passed')
+  t.same(await subscription.after(1), [{ data: { messageSent: { text: 'hello' } } }], 'the subscriber got it')
+  t.match(events.sent.at(-1), { text: 'hello' }, 'and so did the port the caller passed')
 })
 
 t.test('a subscription over the limits is refused before it subscribes', async (t) => {
