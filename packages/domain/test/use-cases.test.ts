@@ -148,3 +148,33 @@ t.test('uuidv7 ids are well formed and strictly increasing', async (t) => {
   t.ok(made.every((id, i) => i === 0 || id > made[i - 1]!), 'each id sorts after the one before')
   t.match(made.at(-1), /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
 })
+
+t.test('batch reads answer every asked id, in one call, and check their limits', async (t) => {
+  const { useCases } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  const bob = await useCases.createPerson({ name: 'Bob' })
+  const cy = await useCases.createPerson({ name: 'Cy' })
+  await useCases.befriend(ada.id, bob.id)
+  await useCases.befriend(ada.id, cy.id)
+  const unknown = uuidv7Generator().next()
+
+  const people = await useCases.getPeopleByIds([ada.id, unknown, 'not-an-id', ada.id])
+  t.same([...people.keys()], [ada.id], 'only those who exist, each once')
+  t.same(people.get(ada.id), ada)
+
+  const friends = await useCases.listFriendsOfMany([ada.id, bob.id, unknown, 'not-an-id'], 1)
+  t.same(friends.get(ada.id), [{ id: bob.id, name: 'Bob' }], 'at most the limit, in id order')
+  t.same(friends.get(bob.id), [{ id: ada.id, name: 'Ada' }])
+  t.same(friends.get(unknown), [], 'unknown people have no friends')
+  t.same(friends.get('not-an-id'), [])
+  t.same((await useCases.listFriendsOfMany([ada.id], 0)).get(ada.id), [])
+  await t.rejects(useCases.listFriendsOfMany([ada.id], 101), { code: 'VALIDATION_FAILED', field: 'limit' })
+
+  const first = await useCases.sendMessage({ personId: ada.id, text: 'one', senderId: 's' })
+  const second = await useCases.sendMessage({ personId: ada.id, text: 'two', senderId: 's' })
+  const inboxes = await useCases.listInboxOfMany([ada.id, bob.id, unknown], 5)
+  t.same(inboxes.get(ada.id)?.map((m) => m.id), [second.id, first.id], 'newest first')
+  t.same(inboxes.get(bob.id), [])
+  t.same(inboxes.get(unknown), [])
+  await t.rejects(useCases.listInboxOfMany([ada.id], -1), { code: 'VALIDATION_FAILED', field: 'limit' })
+})

@@ -1,6 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { createUseCases, type Ports } from '@people-service/domain'
+import { createUseCases, type MessageEvents, type Ports } from '@people-service/domain'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { GRAPHQL_LIMITS } from './graphql/limits.js'
+import { inProcessMessageBus, type MessageBus } from './graphql/message-bus.js'
+import { registerGraphQL } from './graphql/plugin.js'
 import { installClosingHeader } from './plugins/closing.js'
 import { answerRouterError, installErrorHandling } from './plugins/errors.js'
 import { installJsonBody } from './plugins/json-body.js'
@@ -23,10 +26,47 @@ export interface AppOptions {
   /** Readiness of the dependencies (the database); defaults to always ready. */
   ready?: () => Promise<boolean>
   logger?: FastifyServerOptions['logger']
+  /** NODE_ENV=production: no introspection, GraphiQL or "Did you mean" suggestions. */
+  production?: boolean
+  /** Worst-case cost budget of one GraphQL operation; defaults to GRAPHQL_LIMITS.defaultMaxCost. */
+  graphqlMaxCost?: number
+  /**
+   * Compile a GraphQL query with graphql-jit once it has run this many times;
+   * false: never. Default GRAPHQL_LIMITS.jitAfter (bench/graphql.ts measured it faster).
+   */
+  graphqlJit?: number | false
+  /**
+   * Carries sent messages to GraphQL subscribers. The caller that passes one
+   * also makes `ports.events` publish to it (the composition root does).
+   * Without one, an in-process bus is made and fed from the use cases.
+   */
+  messageBus?: MessageBus
+}
+
+/** Publishes to both: the caller's port and the bus subscribers listen on. */
+const teeEvents = (first: MessageEvents, second: MessageEvents): MessageEvents => ({
+  async published (message) {
+    await first.published(message)
+    await second.published(message)
+  }
+})
+
+/**
+ * The bus GraphQL subscribers listen on, and the ports the use cases publish
+ * through. A caller that passes a bus has made `ports.events` publish to it;
+ * otherwise an in-process bus is made here (and closed with the app) and fed
+ * beside the caller's own port, so tests and embedders get subscriptions too.
+ */
+const wireMessageBus = (app: FastifyInstance, options: AppOptions): { messageBus: MessageBus, ports: Ports } => {
+  if (options.messageBus !== undefined) return { messageBus: options.messageBus, ports: options.ports }
+  const messageBus = inProcessMessageBus()
+  app.addHook('onClose', () => messageBus.close())
+  return { messageBus, ports: { ...options.ports, events: teeEvents(options.ports.events, messageBus.events) } }
 }
 
 /** Builds the whole HTTP application. Never listens: the caller decides where. */
-export const buildApp = async ({ ports, ready = async () => true, logger = false }: AppOptions): Promise<FastifyInstance> => {
+export const buildApp = async (options: AppOptions): Promise<FastifyInstance> => {
+  const { ready = async () => true, logger = false, production = false } = options
   const app = Fastify({
     logger,
     bodyLimit: LIMITS.bodyBytes,
@@ -46,12 +86,20 @@ export const buildApp = async ({ ports, ready = async () => true, logger = false
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const methods = trackMethods(app)
+  const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
   await app.register(healthRoutes, { ready })
   await app.register(peopleRoutes, { useCases })
   await app.register(personRoutes, { useCases })
   await app.register(friendsRoutes, { useCases })
   await app.register(messagesRoutes, { useCases })
+  await registerGraphQL(app, {
+    useCases,
+    messageBus,
+    production,
+    maxCost: options.graphqlMaxCost ?? GRAPHQL_LIMITS.defaultMaxCost,
+    jit: options.graphqlJit ?? GRAPHQL_LIMITS.jitAfter
+  })
   methods.close()
 
   return app

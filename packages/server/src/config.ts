@@ -1,3 +1,5 @@
+import { GRAPHQL_LIMITS } from '@people-service/http'
+
 /** The service's configuration, read once from the environment (see the README's table). */
 export interface Config {
   host: string
@@ -7,6 +9,8 @@ export interface Config {
   sqliteSynchronous: 'FULL' | 'NORMAL'
   logLevel: string
   production: boolean
+  /** Worst-case cost budget of one GraphQL operation (GRAPHQL_MAX_COST). */
+  graphqlMaxCost: number
 }
 
 export class ConfigError extends Error {
@@ -51,6 +55,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
-    production: env.NODE_ENV === 'production'
+    production: env.NODE_ENV === 'production',
+    graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000)
   }
 }

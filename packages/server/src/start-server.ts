@@ -1,5 +1,5 @@
-import { systemClock, uuidv7Generator, noMessageEvents } from '@people-service/domain'
-import { buildApp } from '@people-service/http'
+import { systemClock, uuidv7Generator } from '@people-service/domain'
+import { buildApp, inProcessMessageBus } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, ping } from '@people-service/infra'
 import type { Config } from './config.js'
 
@@ -22,20 +22,29 @@ export const startServer = async (config: Config): Promise<RunningServer> => {
     await database.close()
     throw error
   }
+  // Sent messages reach subscribers through this bus; a shared broker (Redis)
+  // replaces it here when several instances run.
+  const messageBus = inProcessMessageBus()
   const app = await buildApp({
     ports: {
       ...createRepositories(database),
       clock: systemClock,
       ids: uuidv7Generator(),
-      events: noMessageEvents
+      events: messageBus.events
     },
+    messageBus,
+    production: config.production,
+    graphqlMaxCost: config.graphqlMaxCost,
     ready: () => ping(database),
     logger: {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' }
     }
   })
-  app.addHook('onClose', async () => { await database.close() })
+  app.addHook('onClose', async () => {
+    await messageBus.close()
+    await database.close()
+  })
   await app.listen({ host: config.host, port: config.port })
   return { app, close: () => app.close() }
 }

@@ -169,6 +169,17 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'batch reads of nobody and of people without rows answer empty',
+    async run (ports) {
+      const [a] = await insertPeople(ports, 1)
+      assert.deepEqual(await ports.people.findByIds([]), [])
+      assert.equal((await ports.friendships.listFriendsOfMany([], 10)).size, 0)
+      assert.equal((await ports.messages.listForMany([], 10)).size, 0)
+      assert.deepEqual((await ports.friendships.listFriendsOfMany([a!.id], 10)).get(a!.id) ?? [], [])
+      assert.deepEqual((await ports.messages.listForMany([a!.id], 10)).get(a!.id) ?? [], [])
+    }
+  },
+  {
     name: 'a message reads back, and cannot be sent to nobody',
     async run (ports) {
       const [a] = await insertPeople(ports, 1)

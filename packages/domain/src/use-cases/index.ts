@@ -3,15 +3,21 @@ import { befriend } from './befriend.js'
 import { createPerson } from './create-person.js'
 import { deletePerson } from './delete-person.js'
 import { getMessage } from './get-message.js'
+import { getPeopleByIds } from './get-people-by-ids.js'
 import { getPerson } from './get-person.js'
 import { listFriends } from './list-friends.js'
+import { listFriendsOfMany } from './list-friends-of-many.js'
 import { listInbox } from './list-inbox.js'
+import { listInboxOfMany } from './list-inbox-of-many.js'
 import { listPeople } from './list-people.js'
 import { sendMessage } from './send-message.js'
 import { unfriend } from './unfriend.js'
 import { updatePerson } from './update-person.js'
 
-export { befriend, createPerson, deletePerson, getMessage, getPerson, listFriends, listInbox, listPeople, sendMessage, unfriend, updatePerson }
+export {
+  befriend, createPerson, deletePerson, getMessage, getPeopleByIds, getPerson, listFriends, listFriendsOfMany,
+  listInbox, listInboxOfMany, listPeople, sendMessage, unfriend, updatePerson
+}
 export type { ListPeopleInput } from './list-people.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
@@ -21,15 +27,18 @@ export { LIST_LIMITS } from './limits.js'
 export const createUseCases = (ports: Ports) => ({
   listPeople: listPeople(ports),
   getPerson: getPerson(ports),
+  getPeopleByIds: getPeopleByIds(ports),
   createPerson: createPerson(ports),
   updatePerson: updatePerson(ports),
   deletePerson: deletePerson(ports),
   befriend: befriend(ports),
   unfriend: unfriend(ports),
   listFriends: listFriends(ports),
+  listFriendsOfMany: listFriendsOfMany(ports),
   sendMessage: sendMessage(ports),
   getMessage: getMessage(ports),
-  listInbox: listInbox(ports)
+  listInbox: listInbox(ports),
+  listInboxOfMany: listInboxOfMany(ports)
 })
 
 export type UseCases = ReturnType<typeof createUseCases>

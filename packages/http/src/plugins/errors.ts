@@ -20,7 +20,7 @@ const AS_BAD_REQUEST: Record<string, string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'MALFORMED_JSON'
 }
 
-const clientErrorOf = (error: FastifyError): { status: number, code: string, message: string } | undefined => {
+export const clientErrorOf = (error: FastifyError): { status: number, code: string, message: string } | undefined => {
   if (error.validation) return { status: 400, code: 'VALIDATION_FAILED', message: error.message }
   const code = AS_BAD_REQUEST[error.code]
   if (code === 'UNSUPPORTED_CONTENT_TYPE') return { status: 400, code, message: 'the body must be JSON, sent as application/json' }

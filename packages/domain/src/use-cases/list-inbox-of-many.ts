@@ -1,0 +1,16 @@
+import type { Message } from '../message/message.js'
+import type { Ports } from '../ports.js'
+import { isId } from '../shared/ids.js'
+import { checkLimit, LIST_LIMITS } from './limits.js'
+
+/**
+ * The newest messages of many people in one round trip, at most `limit`
+ * each, newest first. Every asked id gets an entry, as in listFriendsOfMany.
+ */
+export const listInboxOfMany = ({ messages }: Pick<Ports, 'messages'>) =>
+  async (personIds: readonly string[], limit: number = LIST_LIMITS.inbox.default): Promise<Map<string, Message[]>> => {
+    checkLimit(limit, LIST_LIMITS.inbox.max)
+    const wanted = [...new Set(personIds)].filter(isId)
+    const found = limit === 0 || wanted.length === 0 ? new Map<string, Message[]>() : await messages.listForMany(wanted, limit)
+    return new Map(personIds.map((id) => [id, found.get(id) ?? []]))
+  }

@@ -1,0 +1,41 @@
+import type { Person, UseCases } from '@people-service/domain'
+import DataLoader from 'dataloader'
+import type { MercuriusContext } from 'mercurius'
+import type { Caller } from '../types.js'
+
+/** What every resolver and loader of one request (or one subscription) can reach. */
+export interface GraphQLContext extends MercuriusContext {
+  useCases: UseCases
+  caller: Caller
+  requestId: string
+  /** The operation the client named, if any: the limits need it before execution. */
+  operationName: string | undefined
+  /** The worst-case cost budget of one operation (cost.ts). */
+  maxCost: number
+  /**
+   * Whole people by id, loaded in one batch per tick. Lists of friends carry
+   * only id and name; a query asking for their age or address fills the rest
+   * from here, one statement for the whole level rather than one per person.
+   */
+  people: DataLoader<string, Person | null>
+}
+
+export type ContextFields = Omit<GraphQLContext, keyof MercuriusContext>
+
+export interface ContextInput {
+  useCases: UseCases
+  caller: Caller
+  requestId: string
+  operationName: string | undefined
+  maxCost: number
+}
+
+export const createContextFields = (input: ContextInput): ContextFields => ({
+  ...input,
+  // No cache: a subscription's context lives as long as its connection, and
+  // a person read there must not be served stale to a later event.
+  people: new DataLoader(async (ids) => {
+    const found = await input.useCases.getPeopleByIds(ids)
+    return ids.map((id) => found.get(id) ?? null)
+  }, { cache: false })
+})

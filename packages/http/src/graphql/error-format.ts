@@ -1,0 +1,155 @@
+import { isDomainError } from '@people-service/domain'
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
+import { STATUS_OF } from '../errors/status-of.js'
+import { clientErrorOf } from '../plugins/errors.js'
+import type { GraphQLContext } from './context.js'
+import { contentTypeOf, MEDIA_TYPES, negotiate } from './transport.js'
+
+/**
+ * An error found before execution: the request as a whole is refused with
+ * `statusCode` and `errors`, and no `data` (GraphQL over HTTP, "request
+ * error"). Nothing has run.
+ */
+export class GraphQLRequestError extends Error {
+  readonly statusCode: number
+  readonly errors: readonly GraphQLError[]
+  readonly headers: Readonly<Record<string, string>>
+
+  constructor (statusCode: number, errors: readonly GraphQLError[], headers: Record<string, string> = {}) {
+    super(errors[0]?.message ?? 'the request was refused')
+    this.name = 'GraphQLRequestError'
+    this.statusCode = statusCode
+    this.errors = errors
+    this.headers = headers
+  }
+}
+
+export const requestError = (statusCode: number, message: string, code: string, headers: Record<string, string> = {}): GraphQLRequestError =>
+  new GraphQLRequestError(statusCode, [new GraphQLError(message, { extensions: { code } })], headers)
+
+interface FormatOptions {
+  production: boolean
+  requestId: string
+  log: FastifyBaseLogger
+}
+
+// graphql-js suggests field and type names in its messages; in production
+// they would let a client map a schema whose introspection is switched off.
+const SUGGESTION = / ?Did you mean .*\?$/
+
+const hideSuggestions = (message: string, { production }: FormatOptions): string =>
+  production ? message.replace(SUGGESTION, '') : message
+
+const internal = (error: unknown, { requestId, log }: FormatOptions): GraphQLFormattedError => {
+  log.error({ err: error }, 'unexpected error in a GraphQL operation')
+  return {
+    message: `something went wrong on our side; quote request id ${requestId} when reporting it`,
+    extensions: { code: 'INTERNAL', requestId }
+  }
+}
+
+const codeOfRequestError = (error: GraphQLError): string => {
+  if (typeof error.extensions.code === 'string') return error.extensions.code
+  return error.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED'
+}
+
+/** An error that stopped the request before execution: its message is for the client. */
+const formatRequestError = (error: unknown, options: FormatOptions): GraphQLFormattedError => {
+  if (error instanceof GraphQLError) {
+    if (error.originalError !== undefined && !(error.originalError instanceof GraphQLError) && !isDomainError(error.originalError)) {
+      return internal(error.originalError, options)
+    }
+    const { message, locations, extensions } = error.toJSON()
+    return {
+      message: hideSuggestions(message, options),
+      ...(locations ? { locations } : {}),
+      extensions: { ...extensions, code: codeOfRequestError(error) }
+    }
+  }
+  // Mercurius' own request errors (depth, variables that are not JSON) are
+  // FastifyErrors with a client status; their messages are safe.
+  const fastifyError = error as Partial<FastifyError>
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode < 500 && typeof fastifyError.message === 'string') {
+    return { message: fastifyError.message, extensions: { code: fastifyError.code ?? 'BAD_REQUEST' } }
+  }
+  return internal(error, options)
+}
+
+/**
+ * An error raised while a field resolved. Domain errors keep their message
+ * and show their code, as REST does; graphql-js' own errors (a field that
+ * could not be completed) keep theirs; anything else is hidden behind the
+ * request id.
+ */
+const formatFieldError = (error: GraphQLError, options: FormatOptions): GraphQLFormattedError => {
+  const original = error.originalError
+  const { message, locations, path } = error.toJSON()
+  const where = { ...(locations ? { locations } : {}), ...(path ? { path } : {}) }
+  if (isDomainError(original)) {
+    if (STATUS_OF[original.code] >= 500) options.log.warn({ code: original.code }, original.message)
+    return { message: original.message, ...where, extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) } }
+  }
+  if (original instanceof GraphQLError) {
+    return { ...formatRequestError(original, options), ...where }
+  }
+  if (original === undefined) return { message, ...where, extensions: { code: 'INTERNAL' } }
+  return { ...internal(original, options), ...where }
+}
+
+const optionsOf = (context: Partial<GraphQLContext>, production: boolean): FormatOptions => ({
+  production,
+  requestId: context.requestId ?? context.reply?.request.id ?? 'unknown',
+  log: context.reply?.log ?? context.app!.log
+})
+
+/**
+ * Mercurius' errorFormatter: shapes the errors of an execution result. A
+ * result without `data` never started executing (an unknown operation name,
+ * say): that is a request error, 400 without `data`. Otherwise 200 with
+ * `data`, null where a field failed, and `errors` beside it.
+ */
+export const errorFormatter = (production: boolean) =>
+  (execution: ExecutionResult & { errors: readonly GraphQLError[] }, context: Partial<GraphQLContext>) => {
+    const options = optionsOf(context, production)
+    if (execution.data === undefined) {
+      return { statusCode: 400, response: { errors: execution.errors.map((e) => formatRequestError(e, options)) } }
+    }
+    return {
+      statusCode: 200,
+      response: { data: execution.data, errors: execution.errors.map((e) => formatFieldError(e, options)) }
+    }
+  }
+
+interface MercuriusRequestFailure extends FastifyError { errors?: unknown[] }
+
+const refusal = (error: MercuriusRequestFailure | GraphQLRequestError): { status: number, errors: unknown[], headers: Record<string, string> } => {
+  if (error instanceof GraphQLRequestError) return { status: error.statusCode, errors: [...error.errors], headers: error.headers }
+  switch (error.code) {
+    case 'MER_ERR_GQL_VALIDATION':
+      // Parse and validation errors, variables that do not coerce, a request
+      // shape Fastify refused, variables that are not JSON: always 400, with
+      // every error listed (Mercurius would answer 200 to several).
+      return { status: 400, errors: error.errors?.length ? error.errors : [error], headers: {} }
+    case 'MER_ERR_METHOD_NOT_ALLOWED':
+      return refusal(requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' }))
+  }
+  const client = clientErrorOf(error)
+  if (client) return { status: client.status, errors: [new GraphQLError(client.message, { extensions: { code: client.code } })], headers: {} }
+  return { status: 500, errors: [error], headers: {} }
+}
+
+/**
+ * The error handler of the /graphql routes: every refusal answers in GraphQL
+ * shape (`errors`, no `data`), in the negotiated media type.
+ */
+export const errorHandler = (production: boolean) =>
+  async (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const { status, errors, headers } = refusal(error)
+    const options: FormatOptions = { production, requestId: request.id, log: request.log }
+    const formatted = status >= 500 ? [internal(error, options)] : errors.map((e) => formatRequestError(e, options))
+    await reply.code(status)
+      .headers(headers)
+      .header('content-type', contentTypeOf(negotiate(request.headers.accept) ?? MEDIA_TYPES.json))
+      .send({ errors: formatted })
+  }

@@ -1,0 +1,195 @@
+import type { UseCases } from '@people-service/domain'
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
+import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
+import mercurius from 'mercurius'
+import { ANONYMOUS_CALLER } from '../types.js'
+import { createContextFields, type GraphQLContext } from './context.js'
+import { costOf, costTooHighError } from './cost.js'
+import { errorFormatter, errorHandler, GraphQLRequestError, requestError } from './error-format.js'
+import { GRAPHQL_LIMITS, isJsonEncoded, maxAliasesRule, maxDepthRule, maxDirectivesRule } from './limits.js'
+import { createLoaders } from './loaders.js'
+import type { MessageBus } from './message-bus.js'
+import { resolvers } from './resolvers.js'
+import { schema } from './schema.js'
+import { validateSubscription } from './subscription-limits.js'
+import { contentTypeOf, negotiate } from './transport.js'
+
+export interface GraphQLOptions {
+  useCases: UseCases
+  messageBus: MessageBus
+  /** Introspection, GraphiQL and "Did you mean" suggestions off. */
+  production: boolean
+  /** Worst-case cost budget of one operation (cost.ts). */
+  maxCost: number
+  /** Compile a query with graphql-jit once it has been seen this many times; false: never. */
+  jit: number | false
+}
+
+interface GraphQLParams { query?: unknown, variables?: unknown, operationName?: unknown }
+
+const paramsOf = (request: FastifyRequest): GraphQLParams => {
+  const source = request.method === 'POST' ? request.body : request.query
+  return typeof source === 'object' && source !== null ? source : {}
+}
+
+const operationNameOf = (request: FastifyRequest): string | undefined => {
+  const { operationName } = paramsOf(request)
+  return typeof operationName === 'string' && operationName !== '' ? operationName : undefined
+}
+
+const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * Checks what Mercurius takes on trust, before it parses anything: the
+ * negotiated media type, a JSON body, a query that is a string, variables
+ * that are an object.
+ */
+const checkRequest: preHandlerAsyncHookHandler = async (request, reply) => {
+  // A WebSocket upgrade to /graphql speaks graphql-ws, not HTTP GraphQL.
+  if (request.headers.upgrade?.toLowerCase() === 'websocket') return
+  const type = negotiate(request.headers.accept)
+  if (type === undefined) {
+    throw requestError(406, 'this endpoint answers application/graphql-response+json or application/json', 'NOT_ACCEPTABLE')
+  }
+  reply.header('content-type', contentTypeOf(type))
+  // Mercurius' schema for the 2xx body would write error path indexes as
+  // strings; plain JSON keeps them numbers, as the GraphQL spec wants.
+  reply.serializer(JSON.stringify)
+  // Mercurius attaches schema errors (a query that is not a string, a batch
+  // array) and would run on; they are refused here with their message.
+  if (request.validationError) throw requestError(400, request.validationError.message, 'VALIDATION_FAILED')
+  if (request.method === 'POST') {
+    const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
+    if (contentType !== 'application/json') {
+      throw requestError(400, 'the body must be JSON, sent as application/json', 'UNSUPPORTED_CONTENT_TYPE')
+    }
+  }
+  const { query, variables } = paramsOf(request)
+  if (typeof query !== 'string' || query.trim() === '') {
+    throw requestError(400, 'query is required: the GraphQL document, as a string', 'BAD_REQUEST')
+  }
+  if (request.method !== 'POST' && typeof variables === 'string') {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(variables)
+    } catch {
+      throw requestError(400, 'variables must be a JSON object', 'BAD_REQUEST')
+    }
+    if (parsed !== null && !isPlainObject(parsed)) throw requestError(400, 'variables must be a JSON object', 'BAD_REQUEST')
+  }
+}
+
+/**
+ * GraphQL over HTTP lets `extensions` be null, as `variables` may be;
+ * Mercurius' body schema only takes an object, so null is dropped first.
+ */
+const allowNullExtensions: preValidationAsyncHookHandler = async (request) => {
+  const body = request.body
+  if (typeof body === 'object' && body !== null && 'extensions' in body && body.extensions === null) delete body.extensions
+}
+
+const asRequestError = (error: unknown): never => {
+  if (error instanceof GraphQLError) throw new GraphQLRequestError(400, [error])
+  throw error
+}
+
+/**
+ * The last checks before any resolver runs: no mutation but over POST
+ * (Mercurius checks GET only, and HEAD runs the GET route), then list limits
+ * and worst-case cost with the request's variables (400).
+ */
+const checkBeforeExecution = (maxCost: number) =>
+  async (schema: GraphQLSchema, document: DocumentNode, context: GraphQLContext, variables: Record<string, unknown> | undefined): Promise<void> => {
+    if (context.reply.request.method !== 'POST' && getOperationAST(document, context.operationName)?.operation !== 'query') {
+      throw requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' })
+    }
+    let cost = 0
+    try {
+      cost = costOf({ schema, document, variables, operationName: context.operationName })
+    } catch (error) {
+      asRequestError(error)
+    }
+    if (cost > maxCost) throw new GraphQLRequestError(400, [costTooHighError(cost, maxCost)])
+  }
+
+/**
+ * Refuses JSON in place of a GraphQL document (see isJsonEncoded) and, on GET,
+ * an operationName that selects no operation: Mercurius would fail on it with
+ * a TypeError while looking for mutations.
+ */
+const checkSource = async (_schema: GraphQLSchema, source: string, context: GraphQLContext): Promise<void> => {
+  if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
+  if (context.reply.request.method === 'POST') return
+  let document: DocumentNode
+  try {
+    document = parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
+  } catch {
+    return // Mercurius reports the syntax error.
+  }
+  if (getOperationAST(document, context.operationName) === null) {
+    throw requestError(400, context.operationName === undefined
+      ? 'the document has several operations: say which to run with operationName'
+      : `the document has no operation named ${JSON.stringify(context.operationName)}`, 'GRAPHQL_VALIDATION_FAILED')
+  }
+}
+
+export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
+  const { useCases, messageBus, production, maxCost, jit } = options
+  const validationRules: ValidationRule[] = [
+    maxDepthRule(GRAPHQL_LIMITS.maxDepth),
+    maxAliasesRule(GRAPHQL_LIMITS.maxAliases),
+    maxDirectivesRule(GRAPHQL_LIMITS.maxDirectives),
+    ...(production ? [NoSchemaIntrospectionCustomRule] : [])
+  ]
+
+  // An own scope: Mercurius sets error handlers and content-type parsers that
+  // must not reach the REST routes.
+  await app.register(async (scope) => {
+    await scope.register(mercurius, {
+      schema,
+      // Typed in resolvers.ts; Mercurius' own resolver type is a loose record.
+      resolvers: resolvers as unknown as mercurius.IResolvers,
+      loaders: createLoaders(useCases) as mercurius.MercuriusLoaders,
+      path: '/graphql',
+      graphiql: !production,
+      ...(jit === false ? {} : { jit }),
+      allowBatchedQueries: false,
+      validationRules,
+      graphql: { parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } },
+      context: (request: FastifyRequest) => createContextFields({
+        useCases,
+        caller: request.caller ?? ANONYMOUS_CALLER,
+        requestId: request.id,
+        operationName: operationNameOf(request),
+        maxCost
+      }),
+      subscription: {
+        emitter: messageBus.emitter,
+        context: (_socket, request: FastifyRequest) => createContextFields({
+          useCases,
+          caller: request.caller ?? ANONYMOUS_CALLER,
+          requestId: request.id,
+          operationName: undefined,
+          maxCost
+        })
+      },
+      errorFormatter: errorFormatter(production) as NonNullable<mercurius.MercuriusOptions['errorFormatter']>,
+      errorHandler: errorHandler(production),
+      additionalRouteOptions: { preValidation: allowNullExtensions, preHandler: checkRequest }
+    })
+
+    scope.graphql.addHook('preParsing', checkSource)
+    scope.graphql.addHook('preExecution', checkBeforeExecution(maxCost))
+    scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => {
+      if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED').errors[0]
+      parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
+    })
+    scope.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
+      // Mercurius accepts a ready-made AST object over WebSocket; only parsed text carries a Source.
+      if (!(document.loc?.source instanceof Source)) {
+        throw new GraphQLError('query must be a GraphQL document, as a string', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
+      }
+      validateSubscription(schema, document, validationRules)
+    })
+  })
+}

@@ -1,0 +1,123 @@
+import { isDomainError, type Message, type Person, type PersonSummary } from '@people-service/domain'
+import type { GraphQLResolveInfo } from 'graphql'
+import mercurius from 'mercurius'
+import type { GraphQLContext } from './context.js'
+import type { PersonParent } from './loaders.js'
+import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
+import type {
+  CreatePersonArgs, FriendshipArgs, IdArgs, MessageSentArgs, PeopleArgs, SendMessageArgs, UpdatePersonArgs
+} from './schema.js'
+import { checkSubscriptionCost } from './subscription-limits.js'
+
+const onlyFor = mercurius.withFilter(
+  (_: unknown, __: MessageSentArgs, context: GraphQLContext) => context.pubsub.subscribe(MESSAGE_SENT),
+  (event: MessageSentEvent, { personId }: MessageSentArgs) =>
+    personId === null || personId === undefined || event.messageSent.personId === personId
+)
+
+/** `undefined` for absent and null arguments alike, as the use cases expect. */
+const given = <T>(value: T | null | undefined): T | undefined => value ?? undefined
+
+/** A lookup whose miss is `null` in the answer rather than an error. */
+const orNull = async <T>(lookup: Promise<T>, missing: string): Promise<T | null> => {
+  try {
+    return await lookup
+  } catch (error) {
+    if (isDomainError(error) && error.code === missing) return null
+    throw error
+  }
+}
+
+const isWhole = (person: PersonParent): person is Person => 'createdAt' in person
+
+/** The whole person behind a list entry, from the request's batch loader. */
+const whole = async (person: PersonParent, { people }: GraphQLContext): Promise<Person | null> =>
+  isWhole(person) ? person : people.load(person.id)
+
+type Resolver<Parent, Args, Result> = (parent: Parent, args: Args, context: GraphQLContext) => Promise<Result> | Result
+
+interface Resolvers {
+  Query: {
+    person: Resolver<unknown, IdArgs, Person | null>
+    people: Resolver<unknown, PeopleArgs, PersonSummary[]>
+    message: Resolver<unknown, IdArgs, Message | null>
+  }
+  Mutation: {
+    createPerson: Resolver<unknown, CreatePersonArgs, Person>
+    updatePerson: Resolver<unknown, UpdatePersonArgs, Person>
+    deletePerson: Resolver<unknown, IdArgs, string>
+    addFriend: Resolver<unknown, FriendshipArgs, Person>
+    removeFriend: Resolver<unknown, FriendshipArgs, Person>
+    sendMessage: Resolver<unknown, SendMessageArgs, Message>
+  }
+  Person: {
+    age: Resolver<PersonParent, unknown, number | null>
+    email: Resolver<PersonParent, unknown, string | null>
+    address: Resolver<PersonParent, unknown, Person['address']>
+  }
+  Message: {
+    sentAt: Resolver<Message, unknown, string>
+  }
+  Subscription: {
+    messageSent: {
+      subscribe: (root: unknown, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => Promise<AsyncGenerator>
+      resolve: Resolver<MessageSentEvent, MessageSentArgs, Message>
+    }
+  }
+}
+
+/**
+ * Resolvers call use cases only. List fields (Person.friends,
+ * Person.messages) and Message.person are loaders (loaders.ts), so they are
+ * not here.
+ */
+export const resolvers: Resolvers = {
+  Query: {
+    person: (_, { id }, { useCases }) => orNull(useCases.getPerson(id), 'PERSON_NOT_FOUND'),
+    people: async (_, { limit, cursor, name }, { useCases }) => {
+      const page = await useCases.listPeople({
+        ...(given(limit) !== undefined ? { limit: given(limit) } : {}),
+        ...(given(cursor) !== undefined ? { cursor: given(cursor) } : {}),
+        ...(given(name) ? { name: given(name) } : {})
+      })
+      return page.items
+    },
+    message: (_, { id }, { useCases }) => orNull(useCases.getMessage(id), 'MESSAGE_NOT_FOUND')
+  },
+  Mutation: {
+    createPerson: (_, { input }, { useCases }) => useCases.createPerson(input),
+    updatePerson: (_, { id, input }, { useCases }) => useCases.updatePerson(id, input),
+    deletePerson: async (_, { id }, { useCases }) => {
+      await useCases.deletePerson(id)
+      return id
+    },
+    addFriend: async (_, { personId, friendId }, { useCases }) => {
+      await useCases.befriend(personId, friendId)
+      return useCases.getPerson(personId)
+    },
+    removeFriend: async (_, { personId, friendId }, { useCases }) => {
+      await useCases.unfriend(personId, friendId)
+      return useCases.getPerson(personId)
+    },
+    sendMessage: (_, { personId, text }, { useCases, caller }) =>
+      useCases.sendMessage({ personId, text, senderId: caller.id })
+  },
+  Person: {
+    age: async (person, _, context) => (await whole(person, context))?.age ?? null,
+    email: async (person, _, context) => (await whole(person, context))?.email ?? null,
+    address: async (person, _, context) => (await whole(person, context))?.address ?? null
+  },
+  Message: {
+    sentAt: (message) => message.sentAt.toISOString()
+  },
+  Subscription: {
+    messageSent: {
+      // Limits first, synchronously: a refused subscription never subscribes.
+      subscribe: async (root, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
+        checkSubscriptionCost(info, context.maxCost)
+        return onlyFor(root, args, context, info)
+      },
+      resolve: (event) => fromEvent(event)
+    }
+  }
+}

@@ -1,0 +1,91 @@
+import type { PersonInput, PersonPatch } from '@people-service/domain'
+
+/**
+ * The query endpoint's schema. Type, field and argument names are part of the
+ * public contract (API.md, "Query endpoint"); the input types are ours, since
+ * the contract leaves their shape to the service.
+ */
+export const schema = /* GraphQL */ `
+  type Query {
+    person(id: ID!): Person
+    people(limit: Int = 100, cursor: String, name: String): [Person!]!
+    message(id: ID!): Message
+  }
+
+  type Person {
+    id: ID!
+    name: String!
+    age: Int
+    email: String
+    address: Address
+    friends(limit: Int = 10): [Person!]!
+    messages(limit: Int = 20): [Message!]!
+  }
+
+  type Address {
+    street: String
+    city: String
+    country: String
+  }
+
+  type Message {
+    id: ID!
+    text: String!
+    person: Person!
+    senderId: String!
+    sentAt: String!
+  }
+
+  input AddressInput {
+    street: String
+    city: String
+    country: String
+  }
+
+  "A new person: only the name is required."
+  input PersonInput {
+    name: String!
+    age: Int
+    email: String
+    address: AddressInput
+  }
+
+  "A change to a person: fields left out keep their value, null clears an optional field."
+  input PersonPatch {
+    name: String
+    age: Int
+    email: String
+    address: AddressInput
+  }
+
+  type Mutation {
+    createPerson(input: PersonInput!): Person!
+    updatePerson(id: ID!, input: PersonPatch!): Person!
+    deletePerson(id: ID!): ID!
+    addFriend(personId: ID!, friendId: ID!): Person!
+    removeFriend(personId: ID!, friendId: ID!): Person!
+    sendMessage(personId: ID!, text: String!): Message!
+  }
+
+  type Subscription {
+    "Every message sent from now on, or only those to one person."
+    messageSent(personId: ID): Message!
+  }
+`
+
+/*
+ * Argument types as graphql-js hands them to resolvers. A nullable argument
+ * may arrive as null as well as absent; the input objects already match the
+ * domain's types, so they are reused rather than restated.
+ */
+export interface IdArgs { id: string }
+export interface PeopleArgs { limit?: number | null, cursor?: string | null, name?: string | null }
+export interface LimitArgs { limit?: number | null }
+export interface CreatePersonArgs { input: PersonInput }
+export interface UpdatePersonArgs { id: string, input: PersonPatch }
+export interface FriendshipArgs { personId: string, friendId: string }
+export interface SendMessageArgs { personId: string, text: string }
+export interface MessageSentArgs { personId?: string | null }
+
+/** The fields of Query, Person and Message whose lists are bounded by a `limit` argument. */
+export type LimitedListField = 'Query.people' | 'Person.friends' | 'Person.messages'

@@ -1,0 +1,72 @@
+import t from 'tap'
+import { systemClock, uuidv7Generator, type Person } from '@people-service/domain'
+import { buildApp } from '@people-service/http'
+import { createRepositories } from '@people-service/infra'
+import { graphql, postGraphQL, sqliteDatabase } from './helper.js'
+
+/*
+ * No N+1: the number of SQL statements a query costs depends on its shape,
+ * never on how many people it touches. Counted on a real SQLite file.
+ */
+
+const ids = uuidv7Generator()
+
+const seeded = async (t: Parameters<typeof sqliteDatabase>[0], count: number) => {
+  const database = await sqliteDatabase(t)
+  const repositories = createRepositories(database)
+  const people: Person[] = []
+  const now = new Date()
+  for (let i = 0; i < count; i++) {
+    const person: Person = { id: ids.next(), name: `Person ${i}`, age: 20 + (i % 50), email: null, address: null, createdAt: now, updatedAt: now }
+    await repositories.people.insert(person)
+    people.push(person)
+  }
+  // Everyone has friends and messages, so every level of the query has rows to load.
+  for (let i = 0; i < count; i++) {
+    for (let k = 1; k <= 3; k++) await repositories.friendships.add(people[i]!.id, people[(i + k) % count]!.id, now)
+    await repositories.messages.insert({ id: ids.next(), personId: people[i]!.id, text: `hello ${i}`, senderId: 'seed', sentAt: now })
+  }
+  const app = await buildApp({ ports: { ...repositories, clock: systemClock, ids, events: { published: async () => {} } } })
+  t.teardown(() => app.close())
+  database.statements.length = 0
+  return { app, statements: database.statements }
+}
+
+interface Checks {
+  equal(found: unknown, wanted: unknown, message: string): boolean
+  ok(value: unknown, message: string): boolean
+  teardown(fn: () => unknown): void
+}
+
+/** Runs the query on `people` seeded people and answers how many statements it cost. */
+const countStatements = async (t: Checks, people: number, query: string): Promise<number> => {
+  const { app, statements } = await seeded(t, people)
+  const { status, body } = await graphql(app, postGraphQL(query))
+  t.equal(status, 200, 'answered')
+  t.equal(body.errors, undefined, 'no errors')
+  const list = (body.data as { people: Array<{ friends: unknown[] }> }).people
+  t.equal(list.length, Math.min(people, 100), `${people} people seeded, at most 100 answered`)
+  t.ok(list.every((p) => p.friends.length === 6), 'each with their six friends')
+  return statements.length
+}
+
+t.test('people → friends → messages costs the same statements for 10 people as for 150', async (t) => {
+  const query = '{ people(limit: 100) { friends(limit: 10) { name messages(limit: 5) { text } } } }'
+  const few = await countStatements(t, 10, query)
+  const many = await countStatements(t, 150, query)
+  t.equal(few, 3, 'one statement per level: people, friends, messages')
+  t.equal(many, few)
+})
+
+t.test('whole-person fields of list entries and Message.person load in one batch per level', async (t) => {
+  const query = '{ people(limit: 100) { age friends(limit: 10) { name age address { city } messages(limit: 5) { person { name email } } } } }'
+  const few = await countStatements(t, 10, query)
+  const many = await countStatements(t, 150, query)
+  t.equal(few, 6, 'people, their ages, friends, the friends\' ages, messages, their recipients')
+  t.equal(many, few)
+})
+
+t.test('aliases with different limits are one batch each', async (t) => {
+  const query = '{ people(limit: 100) { friends(limit: 10) { name } first: friends(limit: 1) { name } } }'
+  t.equal(await countStatements(t, 150, query), 3)
+})
