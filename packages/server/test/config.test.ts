@@ -9,7 +9,8 @@ t.test('the defaults of the README', async (t) => {
     databasePoolSize: 10,
     sqliteSynchronous: 'FULL',
     logLevel: 'info',
-    production: false
+    production: false,
+    graphqlMaxCost: 50_000
   })
 })
 
@@ -20,4 +21,6 @@ t.test('values are read and checked', async (t) => {
   t.throws(() => loadConfig({ PORT: '-1' }), /PORT/)
   t.throws(() => loadConfig({ DATABASE_POOL_SIZE: '0' }), /DATABASE_POOL_SIZE/)
   t.throws(() => loadConfig({ SQLITE_SYNCHRONOUS: 'OFF' }), /SQLITE_SYNCHRONOUS must be one of FULL, NORMAL/)
+  t.throws(() => loadConfig({ GRAPHQL_MAX_COST: 'lots' }), /GRAPHQL_MAX_COST/)
+  t.equal(loadConfig({ GRAPHQL_MAX_COST: '1000' }).graphqlMaxCost, 1000)
 })
