@@ -8,6 +8,10 @@ import { installClosingHeader } from './plugins/closing.js'
 import { answerRouterError, installErrorHandling } from './plugins/errors.js'
 import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
+import { registerMetrics, type MetricsOptions } from './plugins/metrics.js'
+import { registerOpenApi } from './plugins/openapi.js'
+import { registerSecurityHeaders } from './plugins/security-headers.js'
+import { registerUnderPressure } from './plugins/under-pressure.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
 import { installRequestId, requestIdOf } from './plugins/request-id.js'
 import { installValidation } from './plugins/validation.js'
@@ -41,6 +45,12 @@ export interface AppOptions {
    * Without one, an in-process bus is made and fed from the use cases.
    */
   messageBus?: MessageBus
+  /** Browser origins allowed by CORS; none by default. */
+  corsOrigins?: string[]
+  /** When requests get 503 + Retry-After: event-loop delay in ms (default 1000), sampled every `sampleInterval` ms (default 1000). */
+  pressure?: { maxEventLoopDelay: number, sampleInterval?: number }
+  /** Extra figures for GET /metrics. */
+  metrics?: MetricsOptions
 }
 
 /** Publishes to both: the caller's port and the bus subscribers listen on. */
@@ -83,6 +93,10 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   installRequestId(app)
   installLimits(app)
   installClosingHeader(app)
+  await registerSecurityHeaders(app, { origins: options.corsOrigins ?? [] })
+  await registerUnderPressure(app, options.pressure ?? { maxEventLoopDelay: 1000 })
+  await registerOpenApi(app)
+  await registerMetrics(app, options.metrics ?? {})
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const methods = trackMethods(app)

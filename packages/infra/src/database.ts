@@ -51,4 +51,6 @@ export interface DatabaseHandle {
   db: Kysely<Database>
   dialect: Dialect
   close(): Promise<void>
+  /** Connections of the pool (PostgreSQL); SQLite has one connection and no pool. */
+  poolStats?(): { total: number, idle: number, waiting: number }
 }

@@ -11,6 +11,10 @@ export interface Config {
   production: boolean
   /** Worst-case cost budget of one GraphQL operation (GRAPHQL_MAX_COST). */
   graphqlMaxCost: number
+  /** Browser origins allowed by CORS (CORS_ORIGINS, comma-separated). */
+  corsOrigins: string[]
+  /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS). */
+  maxEventLoopDelay: number
 }
 
 export class ConfigError extends Error {
@@ -41,6 +45,16 @@ const oneOf = <T extends string>(env: Env, name: string, fallback: T, allowed: r
   return raw as T
 }
 
+const origins = (raw: string | undefined): string[] => {
+  const list = (raw ?? '').split(',').map((origin) => origin.trim()).filter(Boolean)
+  for (const origin of list) {
+    if (origin === '*' || !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError('CORS_ORIGINS', `must list origins like https://app.example.org, not ${JSON.stringify(origin)}`)
+    }
+  }
+  return list
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 export const loadConfig = (env: Env = process.env): Config => {
@@ -56,6 +70,8 @@ export const loadConfig = (env: Env = process.env): Config => {
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     production: env.NODE_ENV === 'production',
-    graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000)
+    graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
+    corsOrigins: origins(env.CORS_ORIGINS),
+    maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000)
   }
 }

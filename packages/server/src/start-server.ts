@@ -35,6 +35,9 @@ export const startServer = async (config: Config): Promise<RunningServer> => {
     messageBus,
     production: config.production,
     graphqlMaxCost: config.graphqlMaxCost,
+    corsOrigins: config.corsOrigins,
+    pressure: { maxEventLoopDelay: config.maxEventLoopDelay },
+    metrics: database.poolStats ? { poolStats: database.poolStats } : {},
     ready: () => ping(database),
     logger: {
       level: config.logLevel,

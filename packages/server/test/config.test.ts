@@ -10,7 +10,9 @@ t.test('the defaults of the README', async (t) => {
     sqliteSynchronous: 'FULL',
     logLevel: 'info',
     production: false,
-    graphqlMaxCost: 50_000
+    graphqlMaxCost: 50_000,
+    corsOrigins: [],
+    maxEventLoopDelay: 1000
   })
 })
 
@@ -23,4 +25,6 @@ t.test('values are read and checked', async (t) => {
   t.throws(() => loadConfig({ SQLITE_SYNCHRONOUS: 'OFF' }), /SQLITE_SYNCHRONOUS must be one of FULL, NORMAL/)
   t.throws(() => loadConfig({ GRAPHQL_MAX_COST: 'lots' }), /GRAPHQL_MAX_COST/)
   t.equal(loadConfig({ GRAPHQL_MAX_COST: '1000' }).graphqlMaxCost, 1000)
+  t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
+  t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /CORS_ORIGINS/)
 })

@@ -34,6 +34,7 @@ export const trackMethods = (app: FastifyInstance) => {
         app.route({
           method: missing,
           url,
+          schema: { hide: true },
           config: { methodNotAllowed: true },
           handler: async (request, reply) => reply.code(405).header('allow', allow)
             .send(errorBody(405, `${request.method} is not offered on ${url}; use ${allow}`, 'METHOD_NOT_ALLOWED'))

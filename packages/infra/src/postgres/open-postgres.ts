@@ -8,7 +8,7 @@ export interface PostgresOptions {
   log?: KyselyConfig['log']
 }
 
-export const openPostgres = ({ connectionString, poolSize = 10, log }: PostgresOptions): DatabaseHandle & { pool: pg.Pool } => {
+export const openPostgres = ({ connectionString, poolSize = 10, log }: PostgresOptions): DatabaseHandle => {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -26,7 +26,7 @@ export const openPostgres = ({ connectionString, poolSize = 10, log }: PostgresO
   return {
     db,
     dialect: 'postgres',
-    pool,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close () {
       await db.destroy()
     }
