@@ -1,4 +1,4 @@
-import { systemClock, uuidv7Generator, noMessageEvents } from '@people-service/domain'
+import { localKeyRevocations, noMessageEvents, scryptPasswordHasher, systemClock, uuidv7Generator } from '@people-service/domain'
 import { buildApp } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, ping } from '@people-service/infra'
 import type { Config } from './config.js'
@@ -25,6 +25,8 @@ export const startServer = async (config: Config): Promise<RunningServer> => {
   const app = await buildApp({
     ports: {
       ...createRepositories(database),
+      passwords: scryptPasswordHasher(),
+      revocations: localKeyRevocations(),
       clock: systemClock,
       ids: uuidv7Generator(),
       events: noMessageEvents
