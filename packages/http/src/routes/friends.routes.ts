@@ -9,6 +9,7 @@ const FriendshipParams = Type.Object({ id: Type.String(), friendId: Type.String(
 
 export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.get('/person/:id/friends', {
+    config: { operation: 'friends.list' },
     schema: {
       tags: ['friends'],
       summary: 'List the friends of a person, ordered by id',
@@ -19,6 +20,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   }, async (request) => useCases.listFriends(request.params.id, request.query.limit))
 
   app.put('/person/:id/friends/:friendId', {
+    config: { operation: 'friends.add' },
     schema: {
       tags: ['friends'],
       summary: 'Make two people friends of each other (idempotent)',
@@ -32,6 +34,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   })
 
   app.delete('/person/:id/friends/:friendId', {
+    config: { operation: 'friends.remove' },
     schema: {
       tags: ['friends'],
       summary: 'End a friendship, in both directions (idempotent)',

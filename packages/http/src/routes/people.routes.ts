@@ -8,6 +8,7 @@ import { linkNext } from './links.js'
 
 export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.get('/people', {
+    config: { operation: 'people.list' },
     schema: {
       tags: ['people'],
       summary: 'List people, ordered by id',

@@ -15,6 +15,7 @@ const created = (reply: FastifyReply, person: Person) =>
 
 export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.get('/person/:id', {
+    config: { operation: 'person.get' },
     schema: {
       tags: ['people'],
       summary: 'Get one person',
@@ -24,6 +25,8 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   }, async (request) => useCases.getPerson(request.params.id))
 
   app.post('/person', {
+    // With an id in the body this updates; both need people:write.
+    config: { operation: 'person.create' },
     schema: {
       tags: ['people'],
       summary: 'Create a person, or update one when the body has an id',
@@ -37,6 +40,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   })
 
   const update = {
+    config: { operation: 'person.update' as const },
     schema: {
       tags: ['people'],
       summary: 'Update a person: fields left out keep their value, null clears an optional field',
@@ -52,6 +56,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   app.post('/person/:id', update, applyUpdate)
 
   app.delete('/person/:id', {
+    config: { operation: 'person.delete' },
     schema: {
       tags: ['people'],
       summary: 'Delete a person with their friendships and messages',
