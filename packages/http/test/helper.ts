@@ -12,6 +12,8 @@ export type Headers = Record<string, string>
 
 export interface BuildOptions extends Partial<Omit<AppOptions, 'access'>> {
   access?: Partial<AccessOptions>
+  /** Adds routes before the app starts (routes stand in for other adapters). */
+  extend?: (app: FastifyInstance) => void
 }
 
 let accounts = 0
@@ -25,7 +27,7 @@ export const loginAs = async (app: FastifyInstance, role: Role, username = `${ro
 }
 
 /** Creates an API key as `owner` and returns the headers that use it. */
-export const apiKeyOf = async (app: FastifyInstance, owner: Headers, body: Record<string, unknown> = {}): Promise<Headers & { id: string }> => {
+export const apiKeyOf = async (app: FastifyInstance, owner: Headers, body: Record<string, unknown> = {}): Promise<{ 'x-api-key': string, id: string }> => {
   const response = await app.inject({ method: 'POST', url: '/api-keys', headers: owner, payload: { name: 'test key', ...body } })
   if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.body}`)
   const { id, key } = response.json<{ id: string, key: string }>()
@@ -39,12 +41,14 @@ export const apiKeyOf = async (app: FastifyInstance, owner: Headers, body: Recor
  */
 export const build = async (t: Teardown, options: BuildOptions = {}) => {
   const ports: Ports = options.ports ?? createInMemoryPorts({ passwords: fastPasswordHasher() })
+  const { extend: _extend, ...appOptions } = options
   const app = await buildApp({
-    ...options,
+    ...appOptions,
     ports,
     access: { ...options.access, tokens: { secret: TEST_JWT_SECRET, ...options.access?.tokens } }
   })
   t.teardown(() => app.close())
+  options.extend?.(app)
   const admin = await loginAs(app, 'admin')
   return { app, ports, admin, as: (role: Role) => loginAs(app, role) }
 }

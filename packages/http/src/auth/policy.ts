@@ -6,12 +6,12 @@ export type Requirement =
   /** Any verified caller with `scope` (when given); `accounts` only: API keys may not. */
   | { access: 'caller', scope?: Scope, accounts?: true }
 
-const PUBLIC: Requirement = { access: 'public' }
-const ANY_CALLER: Requirement = { access: 'caller' }
-const needs = (scope: Scope): Requirement => ({ access: 'caller', scope })
+const PUBLIC = { access: 'public' } as const satisfies Requirement
+const ANY_CALLER = { access: 'caller' } as const satisfies Requirement
+const needs = <S extends Scope>(scope: S) => ({ access: 'caller', scope }) as const satisfies Requirement
 // Key management is for people who logged in: a leaked key must not be able
 // to mint successors that outlive its own revocation.
-const ACCOUNTS: Requirement = { access: 'caller', accounts: true }
+const ACCOUNTS = { access: 'caller', accounts: true } as const satisfies Requirement
 
 /**
  * THE policy: every operation the service offers and what it needs. REST
@@ -103,7 +103,7 @@ export const GRAPHQL_FIELD_OPERATIONS = {
 export const check = (caller: Caller | undefined, requirement: Requirement, what: string): Caller | undefined => {
   if (requirement.access === 'public') return caller
   if (caller === undefined) throw unauthenticated()
-  if (requirement.accounts && caller.kind !== 'account') {
+  if (requirement.accounts === true && caller.kind !== 'account') {
     throw forbidden(`${what} needs a logged-in account; API keys cannot manage keys`)
   }
   if (requirement.scope !== undefined && !hasScope(caller, requirement.scope)) {
