@@ -188,3 +188,21 @@ t.test('counts survive a failed flush and go out with the next one', async (t) =
   await access.usageMeter.flush()
   t.equal(stored.length, 1, 'nothing left to write')
 })
+
+t.test('entries cached before an outage of the revocation version are not trusted after it', async (t) => {
+  let down = false
+  const revocations: KeyRevocations = {
+    version: async () => { if (down) throw new Error('redis down'); return 'v1' },
+    revoked: async () => { throw new Error('redis down') }
+  }
+  const { access, ports, callerWithRole } = setup({ revocations })
+  const viewer = await callerWithRole('viewer')
+  const created = await access.createApiKey(viewer, { name: 'v' })
+  t.ok(await access.authenticateApiKey(created.key), 'cached under v1')
+  down = true
+  // Revoked while the announcement cannot get through: the version stays v1.
+  await ports.apiKeys.revoke(created.id, new Date())
+  t.equal(await access.authenticateApiKey(created.key), undefined, 'during the outage: read from the database')
+  down = false
+  t.equal(await access.authenticateApiKey(created.key), undefined, 'after it: the old entry is gone, although the version is v1 again')
+})

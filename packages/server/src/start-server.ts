@@ -37,12 +37,17 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     await database.close()
     throw error
   }
+  // Redis problems are reported where they matter (rate limits, key
+  // revocations); the app's logger does not exist yet, so early ones wait.
+  let log: ((message: string, error: unknown) => void) | undefined
   let redisReachable = true
-  let revocations: KeyRevocations = localKeyRevocations()
+  let revocations: KeyRevocations & { close?(): void } = localKeyRevocations()
   if (config.redisUrl !== undefined) {
     redis = openRedis(config.redisUrl)
     redisReachable = await connectRedis(redis)
-    revocations = redisKeyRevocations(redis, config.redisKeyPrefix)
+    revocations = redisKeyRevocations(redis, config.redisKeyPrefix, {
+      onAnnounceFailed: (error) => log?.('a revoked API key could not be announced through Redis yet; retrying every second', error)
+    })
   }
   // Outside production a secret is made once and kept in the database, so
   // restarts and several local instances accept each other's tokens.
@@ -88,8 +93,10 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
       app.log.error({ err: error }, 'could not store the last API key usage counts before closing')
     })
     await database.close()
+    revocations.close?.()
     if (redis !== undefined) redis.disconnect()
   })
+  log = (message, error) => app.log.warn({ err: error }, message)
 
   if (config.jwtSecret === undefined) app.log.info('JWT_SECRET is unset: signing with the development secret kept in the database')
   if (!redisReachable) app.log.warn('REDIS_URL does not answer yet: rate limits are off and API keys are read from the database until it does')

@@ -49,6 +49,9 @@ export const apiKeyAuthenticator = (
     try {
       version = await revocations.version()
     } catch (error) {
+      // Nothing cached before the outage is trusted after it: a revocation
+      // may have happened meanwhile that this instance was never told of.
+      cache.clear()
       onRevocationsUnavailable(error)
     }
     const now = clock.now().getTime()

@@ -1,9 +1,11 @@
-import { ACCOUNT_LIMITS, API_KEY_LIMITS, ROLES, SCOPES } from '@people-service/domain'
+import { ACCOUNT_LIMITS, API_KEY_LIMITS, ROLES, SCOPES, type Role, type Scope } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
 import { Nullable, Timestamp } from './nullable.js'
 
-const Role = Type.Union(ROLES.map((role) => Type.Literal(role)))
-const Scope = Type.Union(SCOPES.map((scope) => Type.Literal(scope)))
+// Enums rather than unions of literals: Ajv then says "must be equal to one
+// of the allowed values" instead of reporting the first literal that failed.
+const RoleSchema = Type.Unsafe<Role>({ type: 'string', enum: [...ROLES] })
+const ScopeSchema = Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] })
 
 export const LoginSchema = Type.Object({
   username: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.usernameLength }),
@@ -19,26 +21,26 @@ export const TokenSchema = Type.Object({
 export const NewAccountSchema = Type.Object({
   username: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.usernameLength, pattern: '^[A-Za-z0-9._@-]+$' }),
   password: Type.String({ minLength: ACCOUNT_LIMITS.passwordMinLength, maxLength: ACCOUNT_LIMITS.passwordMaxLength }),
-  role: Role
+  role: RoleSchema
 }, { additionalProperties: false })
 
 export const AccountSchema = Type.Object({
   id: Type.String(),
   username: Type.String(),
-  role: Role,
+  role: RoleSchema,
   createdAt: Timestamp
 })
 
 export const NewApiKeySchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: API_KEY_LIMITS.nameLength }),
-  scopes: Type.Optional(Type.Array(Scope, { maxItems: SCOPES.length * 2, description: 'default: every scope of the creator' })),
+  scopes: Type.Optional(Type.Array(ScopeSchema, { maxItems: SCOPES.length * 2, description: 'default: every scope of the creator' })),
   rateLimit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: API_KEY_LIMITS.maxRateLimit, description: 'requests per window; null: the service default' })))
 }, { additionalProperties: false })
 
 const apiKeyFields = {
   id: Type.String(),
   name: Type.String(),
-  scopes: Type.Array(Scope),
+  scopes: Type.Array(ScopeSchema),
   rateLimit: Nullable(Type.Integer()),
   createdAt: Timestamp
 }
