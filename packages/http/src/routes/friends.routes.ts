@@ -15,7 +15,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       summary: 'List the friends of a person, ordered by id',
       params: PersonIdParams,
       querystring: FriendsQuery,
-      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400, 404) }
+      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request) => useCases.listFriends(request.params.id, request.query.limit))
 
@@ -25,7 +25,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       tags: ['friends'],
       summary: 'Make two people friends of each other (idempotent)',
       params: FriendshipParams,
-      response: { 200: Type.Object({ personId: Type.String(), friendId: Type.String() }), ...errorResponses(400, 404) }
+      response: { 200: Type.Object({ personId: Type.String(), friendId: Type.String() }), ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request) => {
     const { id, friendId } = request.params
@@ -41,7 +41,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       params: FriendshipParams,
       response: {
         200: Type.Object({ personId: Type.String(), friendId: Type.String(), deleted: Type.Literal(true) }),
-        ...errorResponses(400, 404)
+        ...errorResponses(400, 404, 401, 403, 429)
       }
     }
   }, async (request) => {

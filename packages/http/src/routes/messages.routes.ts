@@ -17,7 +17,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       tags: ['messages'],
       summary: 'Send a message to a person',
       body: SendMessageSchema,
-      response: { 201: MessageRef, ...errorResponses(400, 401, 403, 404, 429) }
+      response: { 201: MessageRef, ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const message = await useCases.sendMessage({ ...request.body, senderId: callerOf(request).id })
@@ -30,7 +30,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       tags: ['messages'],
       summary: 'Get one message',
       params: PersonIdParams,
-      response: { 200: MessageRef, ...errorResponses(404) }
+      response: { 200: MessageRef, ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request) => useCases.getMessage(request.params.id))
 
@@ -41,7 +41,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       summary: 'Messages sent to a person, newest first',
       params: PersonIdParams,
       querystring: InboxQuery,
-      response: { 200: Type.Array(MessageRef), ...errorResponses(400, 404) }
+      response: { 200: Type.Array(MessageRef), ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const { limit, cursor } = request.query

@@ -14,7 +14,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       summary: 'List people, ordered by id',
       description: 'Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.',
       querystring: PeopleQuery,
-      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400) }
+      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const { limit, cursor, name } = request.query

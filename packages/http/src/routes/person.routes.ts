@@ -20,7 +20,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       tags: ['people'],
       summary: 'Get one person',
       params: PersonIdParams,
-      response: { 200: PersonRef, ...errorResponses(404) }
+      response: { 200: PersonRef, ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request) => useCases.getPerson(request.params.id))
 
@@ -31,7 +31,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       tags: ['people'],
       summary: 'Create a person, or update one when the body has an id',
       body: PersonCreateOrUpdateSchema,
-      response: { 200: PersonRef, 201: PersonRef, ...errorResponses(400, 404) }
+      response: { 200: PersonRef, 201: PersonRef, ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
@@ -46,7 +46,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       summary: 'Update a person: fields left out keep their value, null clears an optional field',
       params: PersonIdParams,
       body: PersonPatchSchema,
-      response: { 200: PersonRef, ...errorResponses(400, 404) }
+      response: { 200: PersonRef, ...errorResponses(400, 404, 401, 403, 429) }
     }
   }
   const applyUpdate = async (request: { params: { id: string }, body: PersonPatch }) =>
@@ -61,7 +61,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       tags: ['people'],
       summary: 'Delete a person with their friendships and messages',
       params: PersonIdParams,
-      response: { 200: DeletedPersonSchema, ...errorResponses(404) }
+      response: { 200: DeletedPersonSchema, ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request) => {
     await useCases.deletePerson(request.params.id)
