@@ -10,7 +10,7 @@
  * Every server listens on 127.0.0.1 only and is stopped at the end.
  */
 import { execFileSync, execSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,6 +21,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const BASELINE_REF = process.env.BENCH_BASELINE_REF ?? '669526a'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+// Targets take turns, round after round, so a change in the machine's load
+// (other processes) spreads over all of them instead of biasing one.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const ADMIN_PASSWORD = 'bench admin password'
 
 const work = mkdtempSync(join(tmpdir(), 'people-service-bench-'))
@@ -44,7 +47,18 @@ const buildBaseline = (): string => {
   return dir
 }
 
-const startServer = async (name: string, cwd: string, port: number, env: Record<string, string>): Promise<string> => {
+/**
+ * CPU seconds a process has used (user + system), from /proc: unlike
+ * requests per second it hardly depends on what else the machine is doing.
+ */
+const cpuSeconds = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+interface Server { url: string, pid: number }
+
+const startServer = async (name: string, cwd: string, port: number, env: Record<string, string>): Promise<Server> => {
   const child = spawn(process.execPath, ['packages/server/dist/main.js'], {
     cwd,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: `sqlite:${join(work, `${name}.db`)}`, LOG_LEVEL: 'warn', ...env },
@@ -53,7 +67,7 @@ const startServer = async (name: string, cwd: string, port: number, env: Record<
   children.push(child)
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; i < 100; i++) {
-    if (await fetch(`${url}/health/live`).then((r) => r.ok, () => false)) return url
+    if (await fetch(`${url}/health/live`).then((r) => r.ok, () => false)) return { url, pid: child.pid! }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new Error(`${name} did not start`)
@@ -67,14 +81,24 @@ const post = async (url: string, path: string, body: unknown, headers: Record<st
 
 const PERSON = { name: 'Ada Lovelace', age: 36, email: 'ada@example.org', address: { street: "12 St James's Square", city: 'London', country: 'UK' } }
 
-interface Row { target: string, rps: number, p50: number, p99: number, non2xx: number, errors: number }
+interface Target { name: string, server: Server, url: string, headers: Record<string, string> }
+interface Sample { rps: number, p50: number, p99: number, non2xx: number, errors: number, cpuMsPer1000: number }
 
-const measure = async (target: string, url: string, headers: Record<string, string>): Promise<Row> => {
-  // A short warm-up so the JIT and the caches are in the same state for every target.
-  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 })
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS })
-  return { target, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors }
+const measure = async ({ server, url, headers }: Target, duration: number): Promise<Sample> => {
+  const cpu = cpuSeconds(server.pid)
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration })
+  const used = cpuSeconds(server.pid) - cpu
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    cpuMsPer1000: (used * 1000) / (result.requests.total / 1000)
+  }
 }
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 try {
   log(`building the baseline ${BASELINE_REF} in ${work} …`)
@@ -87,24 +111,47 @@ try {
     RATE_LIMIT_MAX: '10000000'
   })
 
-  const basePerson = await post(baseline, '/person', PERSON)
-  const { access_token: token } = await post(current, '/auth/login', { username: 'admin', password: ADMIN_PASSWORD })
+  const basePerson = await post(baseline.url, '/person', PERSON)
+  const { access_token: token } = await post(current.url, '/auth/login', { username: 'admin', password: ADMIN_PASSWORD })
   const bearer = { authorization: `Bearer ${token}` }
-  const { key } = await post(current, '/api-keys', { name: 'bench', scopes: ['people:read'], rateLimit: 1_000_000 }, bearer)
-  const currentPerson = await post(current, '/person', PERSON, bearer)
+  const { key } = await post(current.url, '/api-keys', { name: 'bench', scopes: ['people:read'], rateLimit: 1_000_000 }, bearer)
+  const currentPerson = await post(current.url, '/person', PERSON, bearer)
 
-  const rows = [
-    await measure(`no auth (${BASELINE_REF})`, `${baseline}/person/${basePerson.id}`, {}),
-    await measure('API key', `${current}/person/${currentPerson.id}`, { 'x-api-key': key! }),
-    await measure('bearer token', `${current}/person/${currentPerson.id}`, bearer)
+  const targets: Target[] = [
+    { name: `no auth (${BASELINE_REF})`, server: baseline, url: `${baseline.url}/person/${basePerson.id}`, headers: {} },
+    { name: 'API key', server: current, url: `${current.url}/person/${currentPerson.id}`, headers: { 'x-api-key': key! } },
+    { name: 'bearer token', server: current, url: `${current.url}/person/${currentPerson.id}`, headers: bearer }
   ]
-  const [base] = rows
-  console.log(`\nGET /person/<id>: ${SECONDS} s, ${CONNECTIONS} connections, node ${process.version}\n`)
-  console.log('| target | req/s | vs no auth | p50 ms | p99 ms | non-2xx | errors |')
-  console.log('|---|---:|---:|---:|---:|---:|---:|')
+  // Warm-up: the JIT and the caches in the same state for every target.
+  for (const target of targets) await measure(target, 2)
+  const samples = new Map<Target, Sample[]>(targets.map((target) => [target, []]))
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const target of targets) {
+      const sample = await measure(target, SECONDS)
+      samples.get(target)!.push(sample)
+      log(`round ${round}: ${target.name}: ${sample.rps.toFixed(0)} req/s, ${sample.cpuMsPer1000.toFixed(0)} ms CPU per 1000 requests`)
+    }
+  }
+
+  const rows = targets.map((target) => {
+    const list = samples.get(target)!
+    return {
+      name: target.name,
+      rps: median(list.map((s) => s.rps)),
+      cpu: median(list.map((s) => s.cpuMsPer1000)),
+      p50: median(list.map((s) => s.p50)),
+      p99: median(list.map((s) => s.p99)),
+      failed: list.reduce((sum, s) => sum + s.non2xx + s.errors, 0)
+    }
+  })
+  const base = rows[0]!
+  console.log(`\nGET /person/<id>: ${ROUNDS} rounds of ${SECONDS} s, ${CONNECTIONS} connections, medians; node ${process.version}\n`)
+  console.log('| target | req/s | vs no auth | server CPU ms / 1000 req | vs no auth | p50 ms | p99 ms | non-2xx + errors |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
   for (const row of rows) {
-    const relative = `${((row.rps / base!.rps) * 100).toFixed(0)} %`
-    console.log(`| ${row.target} | ${row.rps.toFixed(0)} | ${relative} | ${row.p50} | ${row.p99} | ${row.non2xx} | ${row.errors} |`)
+    const rps = `${((row.rps / base.rps) * 100).toFixed(0)} %`
+    const cpu = `${((row.cpu / base.cpu) * 100).toFixed(0)} %`
+    console.log(`| ${row.name} | ${row.rps.toFixed(0)} | ${rps} | ${row.cpu.toFixed(0)} | ${cpu} | ${row.p50} | ${row.p99} | ${row.failed} |`)
   }
 } finally {
   for (const child of children) child.kill('SIGTERM')
