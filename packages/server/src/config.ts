@@ -1,3 +1,5 @@
+import { ACCOUNT_LIMITS } from '@people-service/domain'
+
 /** The service's configuration, read once from the environment (see the README's table). */
 export interface Config {
   host: string
@@ -85,6 +87,10 @@ export const loadConfig = (env: Env = process.env): Config => {
   if (redisUrl !== undefined && !/^rediss?:\/\/.+/.test(redisUrl)) {
     throw new ConfigError('REDIS_URL', 'must be redis://… or rediss://…')
   }
+  const adminPassword = env.ADMIN_PASSWORD || undefined
+  if (adminPassword !== undefined && [...adminPassword].length < ACCOUNT_LIMITS.passwordMinLength) {
+    throw new ConfigError('ADMIN_PASSWORD', `must be at least ${ACCOUNT_LIMITS.passwordMinLength} characters`)
+  }
   const rateLimitWindowMs = integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 0, 86_400_000)
   const loginRateLimitWindowMs = integer(env, 'LOGIN_RATE_LIMIT_WINDOW_MS', 900_000, 0, 86_400_000)
   return {
@@ -99,7 +105,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     jwtPreviousSecret: secret(env, 'JWT_PREVIOUS_SECRET'),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 30, 86_400),
     adminUsername: env.ADMIN_USERNAME || 'admin',
-    adminPassword: env.ADMIN_PASSWORD || undefined,
+    adminPassword,
     // A window of 0 cannot count anything: it switches limits off like a max of 0.
     rateLimitMax: rateLimitWindowMs === 0 ? 0 : integer(env, 'RATE_LIMIT_MAX', 1000, 0, 10_000_000),
     rateLimitWindowMs,

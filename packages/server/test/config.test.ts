@@ -30,5 +30,6 @@ t.test('limits: 0 switches off, nonsense is refused', async (t) => {
   t.throws(() => loadConfig({ RATE_LIMIT_MAX: '-1' }), ConfigError)
   t.throws(() => loadConfig({ RATE_LIMIT_MAX: 'lots' }), ConfigError)
   t.throws(() => loadConfig({ REDIS_URL: 'localhost:6379' }), ConfigError)
+  t.throws(() => loadConfig({ ADMIN_PASSWORD: 'too short' }), ConfigError)
   t.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: 'staging:' }).redisKeyPrefix, 'staging:')
 })
