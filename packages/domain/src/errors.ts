@@ -10,6 +10,11 @@ export type DomainErrorCode =
   | 'SELF_FRIENDSHIP'
   | 'INVALID_CURSOR'
   | 'DEPENDENCY_UNAVAILABLE'
+  | 'UNAUTHENTICATED'
+  | 'INVALID_CREDENTIALS'
+  | 'FORBIDDEN'
+  | 'USERNAME_TAKEN'
+  | 'API_KEY_NOT_FOUND'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
@@ -35,3 +40,11 @@ export const personNotFound = (id: string): DomainError =>
 
 export const messageNotFound = (id: string): DomainError =>
   new DomainError('MESSAGE_NOT_FOUND', `no message with id ${JSON.stringify(id)}`)
+
+export const unauthenticated = (message = 'credentials are required: send Authorization: Bearer <token> or X-API-Key: <key>'): DomainError =>
+  new DomainError('UNAUTHENTICATED', message)
+
+export const forbidden = (message: string): DomainError => new DomainError('FORBIDDEN', message)
+
+export const apiKeyNotFound = (id: string): DomainError =>
+  new DomainError('API_KEY_NOT_FOUND', `no API key with id ${JSON.stringify(id)}`)

@@ -1,3 +1,8 @@
+import type { AccountRepository } from './account/account.repository.js'
+import type { PasswordHasher } from './account/password-hasher.js'
+import type { ApiKeyRepository } from './api-key/api-key.repository.js'
+import type { ApiKeyUsageRepository } from './api-key/api-key-usage.js'
+import type { KeyRevocations } from './api-key/key-revocations.js'
 import type { FriendshipRepository } from './friendship/friendship.repository.js'
 import type { MessageEvents } from './message/message.events.js'
 import type { MessageRepository } from './message/message.repository.js'
@@ -10,6 +15,11 @@ export interface Ports {
   people: PersonRepository
   friendships: FriendshipRepository
   messages: MessageRepository
+  accounts: AccountRepository
+  apiKeys: ApiKeyRepository
+  apiKeyUsage: ApiKeyUsageRepository
+  passwords: PasswordHasher
+  revocations: KeyRevocations
   clock: Clock
   ids: IdGenerator
   events: MessageEvents

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { GRAPHQL_LIMITS } from './graphql/limits.js'
 import { inProcessMessageBus, type MessageBus } from './graphql/message-bus.js'
 import { registerGraphQL } from './graphql/plugin.js'
+import { installAccess, type AccessOptions } from './plugins/access.js'
 import { installClosingHeader } from './plugins/closing.js'
 import { answerRouterError, installErrorHandling } from './plugins/errors.js'
 import { installJsonBody } from './plugins/json-body.js'
@@ -15,11 +16,14 @@ import { registerUnderPressure } from './plugins/under-pressure.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
 import { installRequestId, requestIdOf } from './plugins/request-id.js'
 import { installValidation } from './plugins/validation.js'
+import { apiKeysRoutes } from './routes/api-keys.routes.js'
+import { authRoutes } from './routes/auth.routes.js'
 import { friendsRoutes } from './routes/friends.routes.js'
 import { healthRoutes } from './routes/health.routes.js'
 import { messagesRoutes } from './routes/messages.routes.js'
 import { peopleRoutes } from './routes/people.routes.js'
 import { personRoutes } from './routes/person.routes.js'
+import { usersRoutes } from './routes/users.routes.js'
 import { ErrorSchema } from './schemas/error.schema.js'
 import { MessageSchema } from './schemas/message.schemas.js'
 import { PersonSchema, PersonSummarySchema } from './schemas/person.schemas.js'
@@ -27,6 +31,8 @@ import './types.js'
 
 export interface AppOptions {
   ports: Ports
+  /** Identity, authorization and limits: required, there is no unauthenticated mode. */
+  access: AccessOptions
   /** Readiness of the dependencies (the database); defaults to always ready. */
   ready?: () => Promise<boolean>
   logger?: FastifyServerOptions['logger']
@@ -99,10 +105,15 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await registerMetrics(app, options.metrics ?? {})
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
+  // Before any route: its onRoute check must see every one of them.
+  const access = await installAccess(app, options.ports, options.access)
   const methods = trackMethods(app)
   const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
   await app.register(healthRoutes, { ready })
+  await app.register(authRoutes, { access })
+  await app.register(usersRoutes, { access })
+  await app.register(apiKeysRoutes, { access })
   await app.register(peopleRoutes, { useCases })
   await app.register(personRoutes, { useCases })
   await app.register(friendsRoutes, { useCases })

@@ -1,15 +1,16 @@
-import type { UseCases } from '@people-service/domain'
+import type { AccessUseCases, Caller, UseCases } from '@people-service/domain'
+import type { Operation } from './auth/policy.js'
 
-/** Who is calling; set by authentication, read by the routes that record it. */
-export interface Caller {
-  id: string
-}
+export type { Caller }
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** Set by the access hook on every protected route; undefined on public ones. */
     caller: Caller | undefined
   }
   interface FastifyContextConfig {
+    /** The row of the policy table (auth/policy.ts) this route answers to. */
+    operation?: Operation
     /** Marks the routes that only answer 405, so they are not listed as offered. */
     methodNotAllowed?: boolean
   }
@@ -18,6 +19,3 @@ declare module 'fastify' {
 export interface RouteOptions {
   useCases: UseCases
 }
-
-/** Until a caller is authenticated, messages are recorded as sent by this id. */
-export const ANONYMOUS_CALLER: Caller = { id: 'anonymous' }

@@ -1,8 +1,7 @@
 import t from 'tap'
-import { systemClock, uuidv7Generator, type Person } from '@people-service/domain'
-import { buildApp } from '@people-service/http'
+import { uuidv7Generator, type Person } from '@people-service/domain'
 import { createRepositories } from '@people-service/infra'
-import { graphql, postGraphQL, sqliteDatabase } from './helper.js'
+import { build, graphql, portsOver, postGraphQL, sqliteDatabase } from './helper.js'
 
 /*
  * No N+1: the number of SQL statements a query costs depends on its shape,
@@ -26,10 +25,9 @@ const seeded = async (t: Parameters<typeof sqliteDatabase>[0], count: number) =>
     for (let k = 1; k <= 3; k++) await repositories.friendships.add(people[i]!.id, people[(i + k) % count]!.id, now)
     await repositories.messages.insert({ id: ids.next(), personId: people[i]!.id, text: `hello ${i}`, senderId: 'seed', sentAt: now })
   }
-  const app = await buildApp({ ports: { ...repositories, clock: systemClock, ids, events: { published: async () => {} } } })
-  t.teardown(() => app.close())
+  const { api } = await build(t, { ports: portsOver(repositories) })
   database.statements.length = 0
-  return { app, statements: database.statements }
+  return { app: api, statements: database.statements }
 }
 
 interface Checks {
@@ -40,8 +38,8 @@ interface Checks {
 
 /** Runs the query on `people` seeded people and answers how many statements it cost. */
 const countStatements = async (t: Checks, people: number, query: string): Promise<number> => {
-  const { app, statements } = await seeded(t, people)
-  const { status, body } = await graphql(app, postGraphQL(query))
+  const { app: api, statements } = await seeded(t, people)
+  const { status, body } = await graphql(api, postGraphQL(query))
   t.equal(status, 200, 'answered')
   t.equal(body.errors, undefined, 'no errors')
   const list = (body.data as { people: Array<{ friends: unknown[] }> }).people

@@ -1,8 +1,8 @@
 import t from 'tap'
-import type { IdGenerator } from '@people-service/domain'
-import { createInMemoryPorts } from '@people-service/domain/testing'
-import type { FastifyInstance, InjectOptions } from 'fastify'
-import { build, graphql, postGraphQL } from './helper.js'
+import { uuidv7Generator, type IdGenerator } from '@people-service/domain'
+import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import type { InjectOptions } from 'fastify'
+import { build, graphql, postGraphQL, type Injector } from './helper.js'
 
 /*
  * REST and GraphQL serve the same use cases, so the same operation must give
@@ -11,24 +11,31 @@ import { build, graphql, postGraphQL } from './helper.js'
  */
 
 const idAt = (n: number): string => `00000000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`
-const counting = (): IdGenerator => { let n = 0; return { next: () => idAt(++n) } }
+/** Predictable ids from `arm()` on; before it (the test admin's account), ordinary ones. */
+const counting = (): IdGenerator & { arm(): void } => {
+  const before = uuidv7Generator()
+  let n: number | undefined
+  return { next: () => (n === undefined ? before.next() : idAt(++n)), arm: () => { n = 0 } }
+}
 const clock = { now: () => new Date('2026-11-21T10:00:00.000Z') }
 const [ADA, BOB, CYD] = [idAt(1), idAt(2), idAt(3)]
 const MESSAGE = idAt(4)
 const UNKNOWN = idAt(999)
 
-const seededApp = async (t: Parameters<typeof build>[0]): Promise<FastifyInstance> => {
-  const { app } = await build(t, { ports: createInMemoryPorts({ ids: counting(), clock }) })
+const seededApp = async (t: Parameters<typeof build>[0]): Promise<Injector> => {
+  const ids = counting()
+  const { api } = await build(t, { ports: createInMemoryPorts({ ids, clock, passwords: fastPasswordHasher() }) })
+  ids.arm()
   const post = async (url: string, payload: object) => {
-    const response = await app.inject({ method: 'POST', url, payload })
+    const response = await api.inject({ method: 'POST', url, payload })
     if (response.statusCode !== 201) throw new Error(`seeding failed: ${response.body}`)
   }
   await post('/person', { name: 'Ada', age: 36, email: 'ada@example.org', address: { street: null, city: 'London', country: 'UK' } })
   await post('/person', { name: 'Bob' })
   await post('/person', { name: 'Cyd', age: 25 })
-  await app.inject({ method: 'PUT', url: `/person/${ADA}/friends/${BOB}` })
+  await api.inject({ method: 'PUT', url: `/person/${ADA}/friends/${BOB}` })
   await post('/message', { personId: ADA, text: 'Hello, Ada' })
-  return app
+  return api
 }
 
 interface Row {

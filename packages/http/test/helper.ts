@@ -1,21 +1,84 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInMemoryPorts } from '@people-service/domain/testing'
-import { systemClock, uuidv7Generator, type Ports } from '@people-service/domain'
-import { buildApp, inProcessMessageBus, type AppOptions } from '@people-service/http'
+import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { localKeyRevocations, systemClock, uuidv7Generator, type Ports, type Role } from '@people-service/domain'
+import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle } from '@people-service/infra'
-import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
-/** A fresh app over empty in-memory repositories, closed when the test ends. */
-export const build = async (t: Teardown, options: Partial<AppOptions> = {}) => {
-  const ports: Ports = options.ports ?? createInMemoryPorts()
-  const app = await buildApp({ ...options, ports })
-  t.teardown(() => app.close())
-  return { app, ports }
+export const TEST_JWT_SECRET = 'a-test-secret-that-is-long-enough-for-hs256!'
+export const PASSWORD = 'correct horse battery staple'
+
+export type Headers = Record<string, string>
+
+export interface BuildOptions extends Partial<Omit<AppOptions, 'access'>> {
+  access?: Partial<AccessOptions>
+  /** Adds routes before the app starts (routes stand in for other adapters). */
+  extend?: (app: FastifyInstance) => void
 }
+
+let accounts = 0
+
+/** Creates an account with a role and logs it in the way a client would. */
+export const loginAs = async (app: FastifyInstance, role: Role, username = `${role}-${++accounts}`): Promise<Headers> => {
+  await app.access.useCases.createAccount({ username, password: PASSWORD, role })
+  const response = await app.inject({ method: 'POST', url: '/auth/login', payload: { username, password: PASSWORD } })
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.body}`)
+  return { authorization: `Bearer ${response.json<{ access_token: string }>().access_token}` }
+}
+
+/** Creates an API key as `owner` and returns the headers that use it. */
+export const apiKeyOf = async (app: FastifyInstance, owner: Headers, body: Record<string, unknown> = {}): Promise<{ 'x-api-key': string, id: string }> => {
+  const response = await app.inject({ method: 'POST', url: '/api-keys', headers: owner, payload: { name: 'test key', ...body } })
+  if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.body}`)
+  const { id, key } = response.json<{ id: string, key: string }>()
+  return { 'x-api-key': key, id }
+}
+
+/** Full ports over some repositories (a real database's), as the composition root makes them. */
+export const portsOver = (repositories: Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>): Ports => ({
+  ...repositories,
+  passwords: fastPasswordHasher(),
+  revocations: localKeyRevocations(),
+  clock: systemClock,
+  ids: uuidv7Generator(),
+  events: { published: async () => {} }
+})
+
+/**
+ * A fresh app over empty in-memory repositories, closed when the test ends,
+ * with the same authentication as production and an admin logged in.
+ * Passwords are hashed with cheap scrypt parameters so logins stay fast.
+ */
+export const build = async (t: Teardown, options: BuildOptions = {}) => {
+  const ports: Ports = options.ports ?? createInMemoryPorts({ passwords: fastPasswordHasher() })
+  const { extend: _extend, ...appOptions } = options
+  const app = await buildApp({
+    ...appOptions,
+    ports,
+    access: { ...options.access, tokens: { secret: TEST_JWT_SECRET, ...options.access?.tokens } }
+  })
+  t.teardown(() => app.close())
+  options.extend?.(app)
+  const admin = await loginAs(app, 'admin')
+  return { app, ports, admin, api: clientOf(app, admin), as: (role: Role) => loginAs(app, role) }
+}
+
+/** Anything that injects requests: the app itself, or a client with credentials. */
+export interface Injector {
+  inject(options: InjectOptions | string): Promise<LightMyRequestResponse>
+}
+
+/** The app as one caller sees it: every request carries that caller's credentials. */
+export const clientOf = (app: FastifyInstance, credentials: Headers): Injector => ({
+  inject: (options) => {
+    const request = typeof options === 'string' ? { url: options } : options
+    return app.inject({ ...request, headers: { ...credentials, ...request.headers as Headers } })
+  }
+})
 
 export const ADA = {
   name: 'Ada Lovelace',
@@ -45,12 +108,20 @@ export const sqliteDatabase = async (t: Teardown): Promise<DatabaseHandle & { st
  * The app as the composition root wires it (SQLite file, in-process message
  * bus), listening on a free port of 127.0.0.1; closed when the test ends.
  */
-export const realServer = async (t: Teardown, options: Partial<AppOptions> = {}) => {
+export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 'access'>> = {}) => {
   const database = await sqliteDatabase(t)
   const messageBus = inProcessMessageBus()
   const app = await buildApp({
     ...options,
-    ports: { ...createRepositories(database), clock: systemClock, ids: uuidv7Generator(), events: messageBus.events },
+    ports: {
+      ...createRepositories(database),
+      passwords: fastPasswordHasher(),
+      revocations: localKeyRevocations(),
+      clock: systemClock,
+      ids: uuidv7Generator(),
+      events: messageBus.events
+    },
+    access: { tokens: { secret: TEST_JWT_SECRET } },
     messageBus
   })
   t.teardown(async () => {
@@ -60,7 +131,8 @@ export const realServer = async (t: Teardown, options: Partial<AppOptions> = {})
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('the server has no TCP address')
-  return { app, database, url: `http://127.0.0.1:${address.port}` }
+  const admin = await loginAs(app, 'admin')
+  return { app, database, admin, url: `http://127.0.0.1:${address.port}` }
 }
 
 export interface GraphQLBody {
@@ -87,13 +159,13 @@ export const postGraphQL = (query: string, variables?: Record<string, unknown>, 
 })
 
 /** Runs a GraphQL request and answers status and body. */
-export const graphql = async (app: FastifyInstance, request: InjectOptions) => {
+export const graphql = async (app: Injector, request: InjectOptions) => {
   const response = await app.inject(request)
   return { status: response.statusCode, body: response.json<GraphQLBody>(), response }
 }
 
 /** POSTs an operation and returns its data, failing on any error. */
-export const gqlData = async <T = Record<string, unknown>>(app: FastifyInstance, query: string, variables?: Record<string, unknown>): Promise<T> => {
+export const gqlData = async <T = Record<string, unknown>>(app: Injector, query: string, variables?: Record<string, unknown>): Promise<T> => {
   const { status, body } = await graphql(app, postGraphQL(query, variables))
   if (status !== 200 || body.errors !== undefined) throw new Error(`GraphQL failed (${status}): ${JSON.stringify(body.errors)}`)
   return body.data as T

@@ -2,20 +2,20 @@ import t from 'tap'
 import { ADA, build } from './helper.js'
 
 t.test('POST /message sends: 201, Location, the message; GET /message/<id> reads it', async (t) => {
-  const { app } = await build(t)
-  const ada = (await app.inject({ method: 'POST', url: '/person', payload: ADA })).json()
-  const res = await app.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: 'Hello, Ada 👋' } })
+  const { app, api } = await build(t)
+  const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
+  const res = await api.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: 'Hello, Ada 👋' } })
   t.equal(res.statusCode, 201)
   const message = res.json()
   t.same(Object.keys(message).sort(), ['id', 'personId', 'senderId', 'sentAt', 'text'])
   t.match(message, { personId: ada.id, text: 'Hello, Ada 👋' })
   t.equal(res.headers.location, `/message/${message.id}`)
-  t.same((await app.inject(`/message/${message.id}`)).json(), message)
+  t.same((await api.inject(`/message/${message.id}`)).json(), message)
 })
 
 t.test('POST /message refuses bad bodies with 400 and unknown people with 404', async (t) => {
-  const { app } = await build(t)
-  const ada = (await app.inject({ method: 'POST', url: '/person', payload: ADA })).json()
+  const { app, api } = await build(t)
+  const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
   for (const [name, body] of [
     ['empty text', { personId: ada.id, text: '' }],
     ['text over 10,000 characters', { personId: ada.id, text: 'x'.repeat(10_001) }],
@@ -25,29 +25,29 @@ t.test('POST /message refuses bad bodies with 400 and unknown people with 404', 
     ['senderId is set by the service', { personId: ada.id, text: 'hi', senderId: 'someone-else' }],
     ['id is set by the service', { personId: ada.id, text: 'hi', id: 'x' }]
   ] as const) {
-    const res = await app.inject({ method: 'POST', url: '/message', payload: body })
+    const res = await api.inject({ method: 'POST', url: '/message', payload: body })
     t.equal(res.statusCode, 400, name)
   }
-  const unknown = await app.inject({ method: 'POST', url: '/message', payload: { personId: '01a1fe78-fcb4-7000-a350-7afc4e244c67', text: 'hi' } })
+  const unknown = await api.inject({ method: 'POST', url: '/message', payload: { personId: '01a1fe78-fcb4-7000-a350-7afc4e244c67', text: 'hi' } })
   t.equal(unknown.statusCode, 404)
   t.equal(unknown.json().code, 'PERSON_NOT_FOUND')
-  t.same((await app.inject(`/person/${ada.id}/messages`)).json(), [], 'nothing was stored')
-  t.equal((await app.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: 'x'.repeat(10_000) } })).statusCode, 201)
+  t.same((await api.inject(`/person/${ada.id}/messages`)).json(), [], 'nothing was stored')
+  t.equal((await api.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: 'x'.repeat(10_000) } })).statusCode, 201)
 })
 
 t.test('GET /person/<id>/messages is newest first and pages with Link', async (t) => {
-  const { app } = await build(t)
-  const ada = (await app.inject({ method: 'POST', url: '/person', payload: ADA })).json()
+  const { app, api } = await build(t)
+  const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
   for (let i = 0; i < 5; i++) {
-    await app.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: `m${i}` } })
+    await api.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: `m${i}` } })
   }
-  const first = await app.inject(`/person/${ada.id}/messages?limit=3`)
+  const first = await api.inject(`/person/${ada.id}/messages?limit=3`)
   t.same(first.json().map((m: { text: string }) => m.text), ['m4', 'm3', 'm2'])
   const next = /^<([^>]+)>; rel="next"$/.exec(String(first.headers.link))?.[1]
   t.ok(next)
-  const second = await app.inject(next!)
+  const second = await api.inject(next!)
   t.same(second.json().map((m: { text: string }) => m.text), ['m1', 'm0'])
   t.equal(second.headers.link, undefined)
-  t.equal((await app.inject(`/person/${ada.id}/messages`)).json().length, 5, 'default limit 20')
-  for (const q of ['limit=0', 'limit=101', 'cursor=nope']) t.equal((await app.inject(`/person/${ada.id}/messages?${q}`)).statusCode, 400, q)
+  t.equal((await api.inject(`/person/${ada.id}/messages`)).json().length, 5, 'default limit 20')
+  for (const q of ['limit=0', 'limit=101', 'cursor=nope']) t.equal((await api.inject(`/person/${ada.id}/messages?${q}`)).statusCode, 400, q)
 })

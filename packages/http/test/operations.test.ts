@@ -1,31 +1,34 @@
 import t from 'tap'
-import { build } from './helper.js'
+import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { buildApp } from '@people-service/http'
+import { build, TEST_JWT_SECRET } from './helper.js'
 
 t.test('the OpenAPI document is generated from the routes and lists exactly the API', async (t) => {
-  const { app } = await build(t)
-  const res = await app.inject('/openapi.json')
+  const { app, api } = await build(t)
+  const res = await api.inject('/openapi.json')
   t.equal(res.statusCode, 200)
   const doc = res.json() as { openapi: string, paths: Record<string, Record<string, unknown>>, components: { schemas: Record<string, unknown> } }
   t.match(doc.openapi, /^3\./)
   const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)).sort()
   t.same(operations, [
-    'DELETE /person/{id}', 'DELETE /person/{id}/friends/{friendId}',
+    'DELETE /api-keys/{id}', 'DELETE /person/{id}', 'DELETE /person/{id}/friends/{friendId}',
+    'GET /api-keys', 'GET /api-keys/{id}/usage', 'POST /api-keys', 'POST /auth/login', 'POST /users',
     'GET /graphql', 'GET /health/live', 'GET /health/ready', 'GET /message/{id}', 'GET /people',
     'GET /person/{id}', 'GET /person/{id}/friends', 'GET /person/{id}/messages',
     'PATCH /person/{id}', 'POST /graphql', 'POST /message', 'POST /person', 'POST /person/{id}',
     'PUT /person/{id}', 'PUT /person/{id}/friends/{friendId}'
   ].sort(), 'no 405 helpers, no asset routes')
   t.ok(doc.components.schemas.Person, 'shared schemas are named components')
-  const docs = await app.inject('/docs')
+  const docs = await api.inject('/docs')
   t.equal(docs.statusCode, 200)
   t.match(docs.headers['content-type'], /text\/html/)
 })
 
 t.test('GET /metrics speaks Prometheus: requests by route pattern and status, latency, pool', async (t) => {
-  const { app } = await build(t, { metrics: { poolStats: () => ({ total: 4, idle: 3, waiting: 0 }) } })
-  await app.inject('/person/01a1fe78-fcb4-7000-a350-7afc4e244c67')
-  await app.inject('/people')
-  const res = await app.inject('/metrics')
+  const { app, api } = await build(t, { metrics: { poolStats: () => ({ total: 4, idle: 3, waiting: 0 }) } })
+  await api.inject('/person/01a1fe78-fcb4-7000-a350-7afc4e244c67')
+  await api.inject('/people')
+  const res = await api.inject('/metrics')
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-type'], /text\/plain/)
   t.match(res.body, /http_request_duration_seconds_bucket\{[^}]*route="\/person\/:id"[^}]*status_code="404"/)
@@ -35,9 +38,9 @@ t.test('GET /metrics speaks Prometheus: requests by route pattern and status, la
 })
 
 t.test('security headers on every response, errors included', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   for (const url of ['/people', '/nowhere']) {
-    const res = await app.inject(url)
+    const res = await api.inject(url)
     t.equal(res.headers['x-content-type-options'], 'nosniff', url)
     t.equal(res.headers['x-frame-options'], 'SAMEORIGIN', url)
     t.ok(res.headers['strict-transport-security'], url)
@@ -45,27 +48,43 @@ t.test('security headers on every response, errors included', async (t) => {
 })
 
 t.test('CORS: configured origins only, never a wildcard', async (t) => {
-  const { app } = await build(t, { corsOrigins: ['https://app.example.org'] })
-  const preflight = (origin: string) => app.inject({ method: 'OPTIONS', url: '/people', headers: { origin, 'access-control-request-method': 'GET' } })
+  const { app, api } = await build(t, { corsOrigins: ['https://app.example.org'] })
+  const preflight = (origin: string) => api.inject({ method: 'OPTIONS', url: '/people', headers: { origin, 'access-control-request-method': 'GET' } })
   const allowed = await preflight('https://app.example.org')
   t.equal(allowed.statusCode, 204)
   t.equal(allowed.headers['access-control-allow-origin'], 'https://app.example.org')
   const denied = await preflight('https://evil.example')
   t.equal(denied.headers['access-control-allow-origin'], undefined)
   t.equal(denied.statusCode, 405)
-  const plain = await app.inject({ url: '/people', headers: { origin: 'https://app.example.org' } })
+  const plain = await api.inject({ url: '/people', headers: { origin: 'https://app.example.org' } })
   t.equal(plain.headers['access-control-allow-origin'], 'https://app.example.org')
   const none = await build(t)
-  t.equal((await none.app.inject({ url: '/people', headers: { origin: 'https://app.example.org' } })).headers['access-control-allow-origin'], undefined, 'off unless configured')
+  t.equal((await none.api.inject({ url: '/people', headers: { origin: 'https://app.example.org' } })).headers['access-control-allow-origin'], undefined, 'off unless configured')
 })
 
 t.test('a saturated event loop turns requests away with 503 and Retry-After', async (t) => {
-  const { app } = await build(t, { pressure: { maxEventLoopDelay: 50, sampleInterval: 20 } })
+  // Built without the helper's login: starting an app can itself hold the
+  // loop for a moment, and the point here is the request after the burst.
+  const app = await buildApp({
+    ports: createInMemoryPorts({ passwords: fastPasswordHasher() }),
+    access: { tokens: { secret: TEST_JWT_SECRET } },
+    pressure: { maxEventLoopDelay: 30, sampleInterval: 100 }
+  })
+  t.teardown(() => app.close())
   await app.ready()
-  const until = Date.now() + 400
-  while (Date.now() < until) { /* hold the event loop, as a CPU-bound burst would */ }
-  await new Promise((resolve) => setTimeout(resolve, 30))
-  const res = await app.inject('/people')
+  await new Promise((resolve) => setTimeout(resolve, 250))
+  t.equal((await app.inject('/health/live')).statusCode, 200, 'calm: served')
+  // A sustained CPU-bound load: the loop is busy 60 ms at a time, again and again.
+  let hogging = true
+  const hog = () => {
+    const until = Date.now() + 60
+    while (Date.now() < until) { /* busy */ }
+    if (hogging) setImmediate(hog)
+  }
+  hog()
+  await new Promise((resolve) => setTimeout(resolve, 400))
+  const res = await app.inject('/health/live')
+  hogging = false
   t.equal(res.statusCode, 503)
   t.equal(res.headers['retry-after'], '5')
   t.match(res.json(), { statusCode: 503, code: 'OVERLOADED' })

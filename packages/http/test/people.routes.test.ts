@@ -1,10 +1,10 @@
 import t from 'tap'
-import { ADA, build } from './helper.js'
+import { ADA, build, type Injector } from './helper.js'
 
-type App = Awaited<ReturnType<typeof build>>['app']
+type App = Injector
 
-const create = async (app: App, body: object) => {
-  const res = await app.inject({ method: 'POST', url: '/person', payload: body })
+const create = async (api: App, body: object) => {
+  const res = await api.inject({ method: 'POST', url: '/person', payload: body })
   if (res.statusCode !== 201) throw new Error(`create failed: ${res.statusCode} ${res.body}`)
   return res.json() as { id: string, name: string }
 }
@@ -13,22 +13,22 @@ const nextLink = (link: string | string[] | number | undefined): string | undefi
   typeof link === 'string' ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
 
 t.test('GET /people on an empty service is an empty list', async (t) => {
-  const { app } = await build(t)
-  const res = await app.inject('/people')
+  const { app, api } = await build(t)
+  const res = await api.inject('/people')
   t.equal(res.statusCode, 200)
   t.same(res.json(), [])
   t.equal(res.headers.link, undefined)
 })
 
 t.test('GET /people pages by id, with Link rel="next" while more exist', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   const made = []
-  for (let i = 0; i < 5; i++) made.push(await create(app, { name: `Person ${i}` }))
+  for (let i = 0; i < 5; i++) made.push(await create(api, { name: `Person ${i}` }))
   const seen: Array<{ id: string, name: string }> = []
   let url: string | undefined = '/people?limit=2'
   let pages = 0
   while (url) {
-    const res = await app.inject(url)
+    const res = await api.inject(url)
     t.equal(res.statusCode, 200)
     seen.push(...res.json())
     url = nextLink(res.headers.link)
@@ -39,30 +39,30 @@ t.test('GET /people pages by id, with Link rel="next" while more exist', async (
 })
 
 t.test('GET /people?name= filters case-insensitively and keeps the filter in the next link', async (t) => {
-  const { app } = await build(t)
-  for (const name of ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'ADA King']) await create(app, { name })
-  const res = await app.inject('/people?name=ada&limit=1')
+  const { app, api } = await build(t)
+  for (const name of ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'ADA King']) await create(api, { name })
+  const res = await api.inject('/people?name=ada&limit=1')
   t.same(res.json().map((p: { name: string }) => p.name), ['Ada Lovelace'])
   const next = nextLink(res.headers.link)
   t.match(next, /name=ada/)
-  t.same((await app.inject(next!)).json().map((p: { name: string }) => p.name), ['ADA King'])
+  t.same((await api.inject(next!)).json().map((p: { name: string }) => p.name), ['ADA King'])
 })
 
 t.test('GET /people rejects bad limits, cursors and unknown parameters with 400', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'cursor=garbage', 'cursor=' + Buffer.from('{"a":1}').toString('base64url'), 'colour=red']) {
-    const res = await app.inject(`/people?${query}`)
+    const res = await api.inject(`/people?${query}`)
     t.equal(res.statusCode, 400, query)
     t.equal(res.json().statusCode, 400)
     t.type(res.json().message, 'string')
   }
-  t.equal((await app.inject('/people?limit=1000')).statusCode, 200)
+  t.equal((await api.inject('/people?limit=1000')).statusCode, 200)
 })
 
 t.test('GET /person/<id> returns the whole person', async (t) => {
-  const { app } = await build(t)
-  const ada = await create(app, ADA)
-  const res = await app.inject(`/person/${ada.id}`)
+  const { app, api } = await build(t)
+  const ada = await create(api, ADA)
+  const res = await api.inject(`/person/${ada.id}`)
   t.equal(res.statusCode, 200)
   const body = res.json()
   t.same(Object.keys(body).sort(), ['address', 'age', 'createdAt', 'email', 'id', 'name', 'updatedAt'])
@@ -71,10 +71,10 @@ t.test('GET /person/<id> returns the whole person', async (t) => {
 })
 
 t.test('an id that names nothing, or is not well formed, is 404 JSON', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   for (const id of ['01a1fe78-fcb4-7000-a350-7afc4e244c67', 'not-an-id', 'x'.repeat(300), '%00']) {
     for (const [method, url] of [['GET', `/person/${id}`], ['DELETE', `/person/${id}`], ['GET', `/person/${id}/friends`], ['GET', `/person/${id}/messages`], ['GET', `/message/${id}`]] as const) {
-      const res = await app.inject({ method, url })
+      const res = await api.inject({ method, url })
       t.equal(res.statusCode, 404, `${method} ${url.slice(0, 60)}`)
       t.equal(res.json().statusCode, 404)
     }

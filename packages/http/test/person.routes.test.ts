@@ -1,32 +1,32 @@
 import t from 'tap'
-import { ADA, build } from './helper.js'
+import { ADA, build, type Injector } from './helper.js'
 
-type App = Awaited<ReturnType<typeof build>>['app']
+type App = Injector
 
-const post = (app: App, url: string, payload: unknown, method: 'POST' | 'PUT' | 'PATCH' = 'POST') =>
-  app.inject({ method, url, payload: payload as object })
+const post = (api: App, url: string, payload: unknown, method: 'POST' | 'PUT' | 'PATCH' = 'POST') =>
+  api.inject({ method, url, payload: payload as object })
 
 /** Everything the service holds, to prove a rejected request changed nothing. */
-const snapshot = async (app: App) => {
-  const people = (await app.inject('/people?limit=1000')).json() as Array<{ id: string }>
-  return Promise.all(people.map(async ({ id }) => (await app.inject(`/person/${id}`)).json()))
+const snapshot = async (api: App) => {
+  const people = (await api.inject('/people?limit=1000')).json() as Array<{ id: string }>
+  return Promise.all(people.map(async ({ id }) => (await api.inject(`/person/${id}`)).json()))
 }
 
 t.test('POST /person creates: 201, Location, the person with defaults', async (t) => {
-  const { app } = await build(t)
-  const res = await post(app, '/person', { name: 'Grace Hopper' })
+  const { app, api } = await build(t)
+  const res = await post(api, '/person', { name: 'Grace Hopper' })
   t.equal(res.statusCode, 201)
   const body = res.json()
   t.equal(res.headers.location, `/person/${body.id}`)
   t.match(body, { name: 'Grace Hopper', age: null, email: null, address: null })
   t.equal(body.createdAt, body.updatedAt)
-  t.same((await app.inject(res.headers.location as string)).json(), body)
+  t.same((await api.inject(res.headers.location as string)).json(), body)
 })
 
 t.test('every field rule is refused with 400 naming the field, and nothing is stored', async (t) => {
-  const { app } = await build(t)
-  const ada = (await post(app, '/person', ADA)).json()
-  const before = await snapshot(app)
+  const { app, api } = await build(t)
+  const ada = (await post(api, '/person', ADA)).json()
+  const before = await snapshot(api)
   const cases: Array<[string, unknown, RegExp]> = [
     ['no name', { age: 3 }, /name/],
     ['empty name', { name: '' }, /name/],
@@ -49,7 +49,7 @@ t.test('every field rule is refused with 400 naming the field, and nothing is st
     ['update via POST /person with a bad age', { id: ada.id, age: 500 }, /age/]
   ]
   for (const [name, body, field] of cases) {
-    const res = await post(app, '/person', body)
+    const res = await post(api, '/person', body)
     t.equal(res.statusCode, 400, name)
     t.match(res.json(), { statusCode: 400, error: 'Bad Request', message: field }, name)
   }
@@ -58,71 +58,71 @@ t.test('every field rule is refused with 400 naming the field, and nothing is st
     ['name cannot be cleared', { name: null }, /name/],
     ['age too high', { age: 151 }, /age/]
   ] as const) {
-    const res = await post(app, `/person/${ada.id}`, body, 'PUT')
+    const res = await post(api, `/person/${ada.id}`, body, 'PUT')
     t.equal(res.statusCode, 400, name)
     t.match(res.json().message, field, name)
   }
-  t.same(await snapshot(app), before, 'no rejected request changed anything')
+  t.same(await snapshot(api), before, 'no rejected request changed anything')
 })
 
 t.test('updates: fields left out keep their value, null clears, address merges', async (t) => {
-  const { app } = await build(t)
-  const ada = (await post(app, '/person', ADA)).json()
-  const put = await post(app, `/person/${ada.id}`, { age: 37 }, 'PUT')
+  const { app, api } = await build(t)
+  const ada = (await post(api, '/person', ADA)).json()
+  const put = await post(api, `/person/${ada.id}`, { age: 37 }, 'PUT')
   t.equal(put.statusCode, 200)
   t.match(put.json(), { ...ADA, age: 37, createdAt: ada.createdAt })
-  const patch = await post(app, `/person/${ada.id}`, { email: null, address: { city: 'Paris' } }, 'PATCH')
+  const patch = await post(api, `/person/${ada.id}`, { email: null, address: { city: 'Paris' } }, 'PATCH')
   t.match(patch.json(), { email: null, address: { street: ADA.address.street, city: 'Paris', country: 'UK' } })
-  const viaPost = await post(app, `/person/${ada.id}`, { address: null })
+  const viaPost = await post(api, `/person/${ada.id}`, { address: null })
   t.equal(viaPost.statusCode, 200)
   t.equal(viaPost.json().address, null)
-  const viaBodyId = await post(app, '/person', { id: ada.id, name: 'Augusta Ada King' })
+  const viaBodyId = await post(api, '/person', { id: ada.id, name: 'Augusta Ada King' })
   t.equal(viaBodyId.statusCode, 200, 'POST /person with an id updates')
   t.match(viaBodyId.json(), { id: ada.id, name: 'Augusta Ada King', age: 37, email: null, address: null })
-  t.same((await app.inject(`/person/${ada.id}`)).json(), viaBodyId.json())
-  t.equal((await post(app, '/person', { id: '01a1fe78-fcb4-7000-a350-7afc4e244c67', name: 'X' })).statusCode, 404)
-  t.equal((await post(app, '/person/01a1fe78-fcb4-7000-a350-7afc4e244c67', { name: 'X' }, 'PUT')).statusCode, 404)
+  t.same((await api.inject(`/person/${ada.id}`)).json(), viaBodyId.json())
+  t.equal((await post(api, '/person', { id: '01a1fe78-fcb4-7000-a350-7afc4e244c67', name: 'X' })).statusCode, 404)
+  t.equal((await post(api, '/person/01a1fe78-fcb4-7000-a350-7afc4e244c67', { name: 'X' }, 'PUT')).statusCode, 404)
 })
 
 t.test('DELETE /person/<id> removes the person with friendships and messages', async (t) => {
-  const { app } = await build(t)
-  const ada = (await post(app, '/person', ADA)).json()
-  const bob = (await post(app, '/person', { name: 'Bob' })).json()
-  await app.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${bob.id}` })
-  const message = (await post(app, '/message', { personId: ada.id, text: 'hi' })).json()
-  const res = await app.inject({ method: 'DELETE', url: `/person/${ada.id}` })
+  const { app, api } = await build(t)
+  const ada = (await post(api, '/person', ADA)).json()
+  const bob = (await post(api, '/person', { name: 'Bob' })).json()
+  await api.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${bob.id}` })
+  const message = (await post(api, '/message', { personId: ada.id, text: 'hi' })).json()
+  const res = await api.inject({ method: 'DELETE', url: `/person/${ada.id}` })
   t.equal(res.statusCode, 200)
   t.same(res.json(), { id: ada.id, deleted: true })
-  t.equal((await app.inject(`/person/${ada.id}`)).statusCode, 404)
-  t.same((await app.inject(`/person/${bob.id}/friends`)).json(), [])
-  t.equal((await app.inject(`/message/${message.id}`)).statusCode, 404)
-  t.equal((await app.inject({ method: 'DELETE', url: `/person/${ada.id}` })).statusCode, 404)
+  t.equal((await api.inject(`/person/${ada.id}`)).statusCode, 404)
+  t.same((await api.inject(`/person/${bob.id}/friends`)).json(), [])
+  t.equal((await api.inject(`/message/${message.id}`)).statusCode, 404)
+  t.equal((await api.inject({ method: 'DELETE', url: `/person/${ada.id}` })).statusCode, 404)
 })
 
 t.test('friendships: mutual, idempotent, limited, never with oneself', async (t) => {
-  const { app } = await build(t)
-  const ada = (await post(app, '/person', ADA)).json()
+  const { app, api } = await build(t)
+  const ada = (await post(api, '/person', ADA)).json()
   const friends = []
-  for (let i = 0; i < 12; i++) friends.push((await post(app, '/person', { name: `Friend ${i}` })).json())
+  for (let i = 0; i < 12; i++) friends.push((await post(api, '/person', { name: `Friend ${i}` })).json())
   for (const friend of friends) {
-    const res = await app.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${friend.id}` })
+    const res = await api.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${friend.id}` })
     t.equal(res.statusCode, 200)
     t.same(res.json(), { personId: ada.id, friendId: friend.id })
   }
-  t.equal((await app.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${friends[0].id}` })).statusCode, 200, 'again is fine')
-  const listed = (await app.inject(`/person/${ada.id}/friends`)).json()
+  t.equal((await api.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${friends[0].id}` })).statusCode, 200, 'again is fine')
+  const listed = (await api.inject(`/person/${ada.id}/friends`)).json()
   t.equal(listed.length, 10, 'default limit is 10')
   t.same(listed[0], { id: friends[0].id, name: 'Friend 0' })
-  t.equal((await app.inject(`/person/${ada.id}/friends?limit=100`)).json().length, 12)
-  t.same((await app.inject(`/person/${friends[3].id}/friends`)).json(), [{ id: ada.id, name: ADA.name }], 'mutual')
-  for (const limit of ['0', '101', 'x']) t.equal((await app.inject(`/person/${ada.id}/friends?limit=${limit}`)).statusCode, 400, `limit=${limit}`)
-  const self = await app.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${ada.id}` })
+  t.equal((await api.inject(`/person/${ada.id}/friends?limit=100`)).json().length, 12)
+  t.same((await api.inject(`/person/${friends[3].id}/friends`)).json(), [{ id: ada.id, name: ADA.name }], 'mutual')
+  for (const limit of ['0', '101', 'x']) t.equal((await api.inject(`/person/${ada.id}/friends?limit=${limit}`)).statusCode, 400, `limit=${limit}`)
+  const self = await api.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${ada.id}` })
   t.equal(self.statusCode, 400)
   t.equal(self.json().code, 'SELF_FRIENDSHIP')
-  t.equal((await app.inject({ method: 'PUT', url: `/person/${ada.id}/friends/01a1fe78-fcb4-7000-a350-7afc4e244c67` })).statusCode, 404)
-  const removed = await app.inject({ method: 'DELETE', url: `/person/${friends[3].id}/friends/${ada.id}` })
+  t.equal((await api.inject({ method: 'PUT', url: `/person/${ada.id}/friends/01a1fe78-fcb4-7000-a350-7afc4e244c67` })).statusCode, 404)
+  const removed = await api.inject({ method: 'DELETE', url: `/person/${friends[3].id}/friends/${ada.id}` })
   t.same(removed.json(), { personId: friends[3].id, friendId: ada.id, deleted: true })
-  t.equal((await app.inject({ method: 'DELETE', url: `/person/${friends[3].id}/friends/${ada.id}` })).statusCode, 200, 'again is fine')
-  t.same((await app.inject(`/person/${friends[3].id}/friends`)).json(), [])
-  t.equal((await app.inject(`/person/${ada.id}/friends?limit=100`)).json().length, 11)
+  t.equal((await api.inject({ method: 'DELETE', url: `/person/${friends[3].id}/friends/${ada.id}` })).statusCode, 200, 'again is fine')
+  t.same((await api.inject(`/person/${friends[3].id}/friends`)).json(), [])
+  t.equal((await api.inject(`/person/${ada.id}/friends?limit=100`)).json().length, 11)
 })

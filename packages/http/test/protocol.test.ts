@@ -19,22 +19,22 @@ const ALL = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'
 const concrete = (path: string) => path.replace(':id', '01a1fe78-fcb4-7000-a350-7afc4e244c67').replace(':friendId', '01a1fe78-fcb4-7000-a350-7afc4e244c68')
 
 t.test('every documented path answers 405 with Allow for every method it does not offer', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   for (const [path, offered] of Object.entries(DOCUMENTED)) {
     for (const method of ALL.filter((m) => !offered.includes(m))) {
-      const res = await app.inject({ method, url: concrete(path) })
+      const res = await api.inject({ method, url: concrete(path) })
       t.equal(res.statusCode, 405, `${method} ${path}`)
       t.equal(res.headers.allow, offered.join(', '), `Allow of ${path}`)
       if (method !== 'HEAD') t.equal(res.json().statusCode, 405)
     }
   }
-  t.equal((await app.inject({ method: 'DELETE', url: '/people' })).headers.allow, 'GET, HEAD', 'the example of API.md')
+  t.equal((await api.inject({ method: 'DELETE', url: '/people' })).headers.allow, 'GET, HEAD', 'the example of API.md')
 })
 
 t.test('unknown paths are 404 JSON, whatever the method', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   for (const [method, url] of [['GET', '/'], ['GET', '/persons'], ['POST', '/people/1/2/3'], ['DELETE', '/nothing']] as const) {
-    const res = await app.inject({ method, url })
+    const res = await api.inject({ method, url })
     t.equal(res.statusCode, 404, `${method} ${url}`)
     t.match(res.headers['content-type'], /application\/json/)
     t.match(res.json(), { statusCode: 404, error: 'Not Found' })
@@ -42,7 +42,7 @@ t.test('unknown paths are 404 JSON, whatever the method', async (t) => {
 })
 
 t.test('transport errors are 400 JSON: malformed JSON, wrong content type, too large', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   const cases = [
     { name: 'malformed JSON', payload: '{"name": ', headers: { 'content-type': 'application/json' } },
     { name: 'text/plain', payload: 'name=Ada', headers: { 'content-type': 'text/plain' } },
@@ -52,23 +52,23 @@ t.test('transport errors are 400 JSON: malformed JSON, wrong content type, too l
     { name: 'body over 1 MiB', payload: JSON.stringify({ name: 'A', email: 'x'.repeat(1024 * 1024) }), headers: { 'content-type': 'application/json' } }
   ]
   for (const { name, payload, headers } of cases) {
-    const res = await app.inject({ method: 'POST', url: '/person', payload, headers })
+    const res = await api.inject({ method: 'POST', url: '/person', payload, headers })
     t.equal(res.statusCode, 400, name)
     t.match(res.json(), { statusCode: 400, error: 'Bad Request', message: String }, name)
   }
-  const longQuery = await app.inject(`/people?name=${'a'.repeat(5000)}`)
+  const longQuery = await api.inject(`/people?name=${'a'.repeat(5000)}`)
   t.equal(longQuery.statusCode, 400, 'query string over the limit')
-  t.same((await app.inject('/people')).json(), [], 'nothing was created')
+  t.same((await api.inject('/people')).json(), [], 'nothing was created')
 })
 
 t.test('an empty body sent as JSON is no body: fine where none is needed, refused where one is', async (t) => {
-  const { app } = await build(t)
+  const { app, api } = await build(t)
   const headers = { 'content-type': 'application/json' }
-  const ada = (await app.inject({ method: 'POST', url: '/person', payload: ADA })).json()
-  const bob = (await app.inject({ method: 'POST', url: '/person', payload: { name: 'Bob' } })).json()
-  t.equal((await app.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${bob.id}`, headers, payload: '' })).statusCode, 200)
-  t.equal((await app.inject({ method: 'DELETE', url: `/person/${bob.id}`, headers, payload: '' })).statusCode, 200)
-  const missing = await app.inject({ method: 'POST', url: '/person', headers, payload: '' })
+  const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
+  const bob = (await api.inject({ method: 'POST', url: '/person', payload: { name: 'Bob' } })).json()
+  t.equal((await api.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${bob.id}`, headers, payload: '' })).statusCode, 200)
+  t.equal((await api.inject({ method: 'DELETE', url: `/person/${bob.id}`, headers, payload: '' })).statusCode, 200)
+  const missing = await api.inject({ method: 'POST', url: '/person', headers, payload: '' })
   t.equal(missing.statusCode, 400)
   t.match(missing.json().message, /body/)
 })
@@ -76,8 +76,8 @@ t.test('an empty body sent as JSON is no body: fine where none is needed, refuse
 t.test('an unexpected failure is a bare 500: no stack, no SQL, the request id to quote', async (t) => {
   const ports = createInMemoryPorts()
   ports.people.findById = async () => { throw new Error('SQLITE_ERROR: near "SELECT": syntax error at /srv/app/src/x.ts:12') }
-  const { app } = await build(t, { ports })
-  const res = await app.inject({ url: '/person/01a1fe78-fcb4-7000-a350-7afc4e244c67', headers: { 'x-request-id': 'trace-me-1' } })
+  const { app, api } = await build(t, { ports })
+  const res = await api.inject({ url: '/person/01a1fe78-fcb4-7000-a350-7afc4e244c67', headers: { 'x-request-id': 'trace-me-1' } })
   t.equal(res.statusCode, 500)
   t.same(Object.keys(res.json()).sort(), ['code', 'error', 'message', 'requestId', 'statusCode'])
   t.equal(res.json().requestId, 'trace-me-1')
@@ -85,28 +85,28 @@ t.test('an unexpected failure is a bare 500: no stack, no SQL, the request id to
 })
 
 t.test('X-Request-Id is echoed when sensible and generated otherwise', async (t) => {
-  const { app } = await build(t)
-  t.equal((await app.inject({ url: '/people', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'], 'abc-123')
-  const generated = (await app.inject('/people')).headers['x-request-id']
+  const { app, api } = await build(t)
+  t.equal((await api.inject({ url: '/people', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'], 'abc-123')
+  const generated = (await api.inject('/people')).headers['x-request-id']
   t.match(generated, /^[0-9a-f-]{36}$/)
-  const hostile = (await app.inject({ url: '/nowhere', headers: { 'x-request-id': 'a b\u0007' + 'x'.repeat(300) } })).headers['x-request-id']
+  const hostile = (await api.inject({ url: '/nowhere', headers: { 'x-request-id': 'a b\u0007' + 'x'.repeat(300) } })).headers['x-request-id']
   t.match(hostile, /^[0-9a-f-]{36}$/, 'replaced, and on 404s too')
 })
 
 t.test('HEAD on a list answers like GET without a body', async (t) => {
-  const { app } = await build(t)
-  await app.inject({ method: 'POST', url: '/person', payload: ADA })
-  const res = await app.inject({ method: 'HEAD', url: '/people' })
+  const { app, api } = await build(t)
+  await api.inject({ method: 'POST', url: '/person', payload: ADA })
+  const res = await api.inject({ method: 'HEAD', url: '/people' })
   t.equal(res.statusCode, 200)
   t.equal(res.body, '')
 })
 
 t.test('health: live always, ready when the database answers', async (t) => {
-  const { app } = await build(t)
-  t.same((await app.inject('/health/live')).json(), { status: 'ok' })
-  t.same((await app.inject('/health/ready')).json(), { status: 'ok' })
+  const { app, api } = await build(t)
+  t.same((await api.inject('/health/live')).json(), { status: 'ok' })
+  t.same((await api.inject('/health/ready')).json(), { status: 'ok' })
   const down = await build(t, { ready: async () => { throw new Error('connection refused') } })
-  const res = await down.app.inject('/health/ready')
+  const res = await down.api.inject('/health/ready')
   t.equal(res.statusCode, 503)
   t.same(res.json(), { status: 'unavailable' })
 })
@@ -115,8 +115,8 @@ t.test('a database that is unavailable is 503 JSON, not 500', async (t) => {
   const ports = createInMemoryPorts()
   const { DomainError } = await import('@people-service/domain')
   ports.people.list = async () => { throw new DomainError('DEPENDENCY_UNAVAILABLE', 'the database is unavailable, try again shortly') }
-  const { app } = await build(t, { ports })
-  const res = await app.inject('/people')
+  const { app, api } = await build(t, { ports })
+  const res = await api.inject('/people')
   t.equal(res.statusCode, 503)
   t.equal(res.json().code, 'DEPENDENCY_UNAVAILABLE')
 })

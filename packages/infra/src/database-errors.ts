@@ -12,6 +12,10 @@ const codeOf = (error: unknown): string =>
 export const isForeignKeyViolation = (error: unknown): boolean =>
   ['SQLITE_CONSTRAINT_FOREIGNKEY', '23503'].includes(codeOf(error))
 
+/** A unique index refused a duplicate (SQLite and PostgreSQL codes). */
+export const isUniqueViolation = (error: unknown): boolean =>
+  ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505'].includes(codeOf(error))
+
 // Connection-level failures: the database is away, restarting or saturated.
 const UNAVAILABLE_CODES = new Set([
   'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_FULL',

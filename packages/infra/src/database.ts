@@ -35,15 +35,56 @@ export interface MessageTable {
   sent_at: Timestamp
 }
 
+export interface AccountTable {
+  id: string
+  username: string
+  role: string
+  password_hash: string
+  created_at: Timestamp
+}
+
+export interface ApiKeyTable {
+  id: string
+  owner_id: string
+  name: string
+  /** Space-separated, in canonical order: one portable column on both databases. */
+  scopes: string
+  rate_limit: number | null
+  lookup_id: string
+  secret_hash: string
+  created_at: Timestamp
+  revoked_at: Timestamp | null
+}
+
+export interface ApiKeyUsageTable {
+  key_id: string
+  /** YYYY-MM-DD (UTC) as text on both databases: compared and grouped as a string. */
+  day: string
+  requests: number
+}
+
+/** Small values the service makes up once and shares between instances (the dev JWT secret). */
+export interface ServiceSettingTable {
+  name: string
+  value: string
+  created_at: Timestamp
+}
+
 export interface Database {
   person: PersonTable
   friendship: FriendshipTable
   message: MessageTable
+  account: AccountTable
+  api_key: ApiKeyTable
+  api_key_usage: ApiKeyUsageTable
+  service_setting: ServiceSettingTable
 }
 
 export type PersonRow = Selectable<PersonTable>
 export type NewPersonRow = Insertable<PersonTable>
 export type MessageRow = Selectable<MessageTable>
+export type AccountRow = Selectable<AccountTable>
+export type ApiKeyRow = Selectable<ApiKeyTable>
 
 export type Dialect = 'sqlite' | 'postgres'
 

@@ -1,10 +1,12 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely'
 import type { DatabaseHandle, Dialect } from './database.js'
 import { initialSchema } from './migrations/2026-11-21-initial-schema.js'
+import { accountsAndApiKeys } from './migrations/2026-11-22-accounts-and-api-keys.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
-  '2026-11-21-initial-schema': initialSchema(dialect)
+  '2026-11-21-initial-schema': initialSchema(dialect),
+  '2026-11-22-accounts-and-api-keys': accountsAndApiKeys(dialect)
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

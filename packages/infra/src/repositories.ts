@@ -1,12 +1,20 @@
 import type { Ports } from '@people-service/domain'
+import { kyselyAccountRepository } from './account/kysely-account.repository.js'
+import { kyselyApiKeyUsageRepository } from './api-key/kysely-api-key-usage.repository.js'
+import { kyselyApiKeyRepository } from './api-key/kysely-api-key.repository.js'
 import type { DatabaseHandle } from './database.js'
 import { kyselyFriendshipRepository } from './friendship/kysely-friendship.repository.js'
 import { kyselyMessageRepository } from './message/kysely-message.repository.js'
 import { kyselyPersonRepository } from './person/kysely-person.repository.js'
 
+export type Repositories = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>
+
 /** The domain's storage ports over one database. */
-export const createRepositories = ({ db, dialect }: DatabaseHandle): Pick<Ports, 'people' | 'friendships' | 'messages'> => ({
+export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositories => ({
   people: kyselyPersonRepository(db, dialect),
   friendships: kyselyFriendshipRepository(db),
-  messages: kyselyMessageRepository(db)
+  messages: kyselyMessageRepository(db),
+  accounts: kyselyAccountRepository(db),
+  apiKeys: kyselyApiKeyRepository(db),
+  apiKeyUsage: kyselyApiKeyUsageRepository(db)
 })

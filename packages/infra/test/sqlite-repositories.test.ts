@@ -2,7 +2,7 @@ import t from 'tap'
 import BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'kysely'
 import { repositoryContract } from '@people-service/domain/testing'
-import { createDatabase, createRepositories, migrateToLatest } from '@people-service/infra'
+import { createDatabase, createRepositories, migrateToLatest, sharedSetting } from '@people-service/infra'
 import { sqliteFile } from './helper.js'
 
 for (const contractCase of repositoryContract) {
@@ -42,7 +42,12 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
     'friends of one': "select friend_id from friendship where person_id = 'x' order by friend_id limit 10",
     'friendship from the other side': "select person_id from friendship where friend_id = 'x'",
     inbox: "select * from message where person_id = 'x' order by sent_at desc, id desc limit 20",
-    'message by id': "select * from message where id = 'x'"
+    'message by id': "select * from message where id = 'x'",
+    'account by username': "select * from account where username = 'x'",
+    'api key by lookup id': "select * from api_key where lookup_id = 'x'",
+    'keys of one owner': "select * from api_key where owner_id = 'x' and revoked_at is null order by created_at, id limit 10",
+    'keys of everyone': "select * from api_key where revoked_at is null order by created_at, id limit 10",
+    'usage of one key': "select day, requests from api_key_usage where key_id = 'x' order by day"
   }
   for (const [name, query] of Object.entries(lookups)) {
     const detail = plan(query)
@@ -64,4 +69,12 @@ t.test('name search finds substrings case-insensitively through the trigram inde
   t.same((await people.list({ limit: 10, nameContains: 'e h' })).map((p) => p.name), [], 'underscore is no wildcard')
   await people.update({ ...base, id: '00000000-0000-7000-8000-000000000001', name: 'Augusta King' })
   t.same(await people.list({ limit: 10, nameContains: 'lovelace' }), [], 'the index follows renames')
+})
+
+t.test('a shared setting is made once and read back by every later caller', async (t) => {
+  const handle = await sqliteFile(t)
+  const first = await sharedSetting(handle, 'jwt_secret', () => 'one')
+  const second = await sharedSetting(handle, 'jwt_secret', () => 'two')
+  t.equal(first, 'one')
+  t.equal(second, 'one')
 })

@@ -1,4 +1,5 @@
 import { GRAPHQL_LIMITS } from '@people-service/http'
+import { ACCOUNT_LIMITS } from '@people-service/domain'
 
 /** The service's configuration, read once from the environment (see the README's table). */
 export interface Config {
@@ -15,6 +16,25 @@ export interface Config {
   corsOrigins: string[]
   /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelay: number
+  /** Unset outside production: a secret is generated once and kept in the database. */
+  jwtSecret: string | undefined
+  /** The secret before a rotation, accepted (never used to sign) until removed. */
+  jwtPreviousSecret: string | undefined
+  accessTokenTtlSeconds: number
+  adminUsername: string
+  /** Unset: a password is generated and printed once when the admin is created. */
+  adminPassword: string | undefined
+  /** 0: per-caller limits are off. */
+  rateLimitMax: number
+  rateLimitWindowMs: number
+  /** 0: the login limit is off. */
+  loginRateLimitMax: number
+  loginRateLimitWindowMs: number
+  redisUrl: string | undefined
+  /** Every Redis key of this deployment starts with it, so deployments can share a Redis. */
+  redisKeyPrefix: string
+  apiKeyCacheTtlMs: number
+  usageFlushIntervalMs: number
 }
 
 export class ConfigError extends Error {
@@ -55,6 +75,19 @@ const origins = (raw: string | undefined): string[] => {
   return list
 }
 
+// 32 characters of a random base64 string carry ~190 bits: far beyond what
+// an offline guess at an HMAC key could reach. Shorter ones are refused.
+const JWT_SECRET_MIN_LENGTH = 32
+
+const secret = (env: Env, name: string): string | undefined => {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (raw.length < JWT_SECRET_MIN_LENGTH) {
+    throw new ConfigError(name, `must be at least ${JWT_SECRET_MIN_LENGTH} characters (e.g. openssl rand -base64 48)`)
+  }
+  return raw
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 export const loadConfig = (env: Env = process.env): Config => {
@@ -62,6 +95,21 @@ export const loadConfig = (env: Env = process.env): Config => {
   if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'must be sqlite:<path>, sqlite::memory: or postgres://…')
   }
+  const production = env.NODE_ENV === 'production'
+  const jwtSecret = secret(env, 'JWT_SECRET')
+  if (production && jwtSecret === undefined) {
+    throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production: every instance must sign with the same secret')
+  }
+  const redisUrl = env.REDIS_URL || undefined
+  if (redisUrl !== undefined && !/^rediss?:\/\/.+/.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL', 'must be redis://… or rediss://…')
+  }
+  const adminPassword = env.ADMIN_PASSWORD || undefined
+  if (adminPassword !== undefined && [...adminPassword].length < ACCOUNT_LIMITS.passwordMinLength) {
+    throw new ConfigError('ADMIN_PASSWORD', `must be at least ${ACCOUNT_LIMITS.passwordMinLength} characters`)
+  }
+  const rateLimitWindowMs = integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 0, 86_400_000)
+  const loginRateLimitWindowMs = integer(env, 'LOGIN_RATE_LIMIT_WINDOW_MS', 900_000, 0, 86_400_000)
   return {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -69,9 +117,23 @@ export const loadConfig = (env: Env = process.env): Config => {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
-    production: env.NODE_ENV === 'production',
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     corsOrigins: origins(env.CORS_ORIGINS),
-    maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000)
+    maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),
+    production,
+    jwtSecret,
+    jwtPreviousSecret: secret(env, 'JWT_PREVIOUS_SECRET'),
+    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 30, 86_400),
+    adminUsername: env.ADMIN_USERNAME || 'admin',
+    adminPassword,
+    // A window of 0 cannot count anything: it switches limits off like a max of 0.
+    rateLimitMax: rateLimitWindowMs === 0 ? 0 : integer(env, 'RATE_LIMIT_MAX', 1000, 0, 10_000_000),
+    rateLimitWindowMs,
+    loginRateLimitMax: loginRateLimitWindowMs === 0 ? 0 : integer(env, 'LOGIN_RATE_LIMIT_MAX', 10, 0, 1_000_000),
+    loginRateLimitWindowMs,
+    redisUrl,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'people-service:',
+    apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000)
   }
 }

@@ -1,36 +1,86 @@
-import { systemClock, uuidv7Generator } from '@people-service/domain'
-import { buildApp, inProcessMessageBus } from '@people-service/http'
-import { createDatabase, createRepositories, migrateToLatest, ping } from '@people-service/infra'
+import { randomBytes } from 'node:crypto'
+import {
+  localKeyRevocations, scryptPasswordHasher, systemClock, uuidv7Generator,
+  type KeyRevocations, type PasswordHasher
+} from '@people-service/domain'
+import { buildApp, inProcessMessageBus, REDACTED_LOG_PATHS } from '@people-service/http'
+import {
+  connectRedis, createDatabase, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, sharedSetting,
+  type Redis
+} from '@people-service/infra'
 import type { Config } from './config.js'
 
 export interface RunningServer {
   app: Awaited<ReturnType<typeof buildApp>>
-  /** Stops taking connections, lets in-flight requests finish, closes the database. */
+  /** Stops taking connections, lets in-flight requests finish, stores pending usage, closes the database. */
   close(): Promise<void>
 }
 
+export interface StartOptions {
+  /** Where logs go (default stdout); tests capture them here. */
+  logStream?: { write(line: string): void }
+  /** Default: scrypt with the documented parameters. */
+  passwords?: PasswordHasher
+}
+
 /** Opens and migrates the database, builds the app and listens: the composition root. */
-export const startServer = async (config: Config): Promise<RunningServer> => {
+export const startServer = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
   const database = createDatabase({
     url: config.databaseUrl,
     poolSize: config.databasePoolSize,
     sqliteSynchronous: config.sqliteSynchronous
   })
+  let redis: Redis | undefined
   try {
     await migrateToLatest(database)
   } catch (error) {
     await database.close()
     throw error
   }
+  // Redis problems are reported where they matter (rate limits, key
+  // revocations); the app's logger does not exist yet, so early ones wait.
+  let log: ((message: string, error: unknown) => void) | undefined
+  let redisReachable = true
+  let revocations: KeyRevocations & { close?(): void } = localKeyRevocations()
+  if (config.redisUrl !== undefined) {
+    redis = openRedis(config.redisUrl)
+    redisReachable = await connectRedis(redis)
+    revocations = redisKeyRevocations(redis, config.redisKeyPrefix, {
+      onAnnounceFailed: (error) => log?.('a revoked API key could not be announced through Redis yet; retrying every second', error)
+    })
+  }
+  // Outside production a secret is made once and kept in the database, so
+  // restarts and several local instances accept each other's tokens.
+  const jwtSecret = config.jwtSecret ?? await sharedSetting(database, 'jwt_secret', () => randomBytes(48).toString('base64url'))
+
   // Sent messages reach subscribers through this bus; a shared broker (Redis)
   // replaces it here when several instances run.
   const messageBus = inProcessMessageBus()
+  const ports = {
+    ...createRepositories(database),
+    passwords: options.passwords ?? scryptPasswordHasher(),
+    revocations,
+    clock: systemClock,
+    ids: uuidv7Generator(),
+    events: messageBus.events
+  }
   const app = await buildApp({
-    ports: {
-      ...createRepositories(database),
-      clock: systemClock,
-      ids: uuidv7Generator(),
-      events: messageBus.events
+    ports,
+    access: {
+      tokens: {
+        secret: jwtSecret,
+        ...(config.jwtPreviousSecret === undefined ? {} : { previousSecret: config.jwtPreviousSecret }),
+        ttlSeconds: config.accessTokenTtlSeconds
+      },
+      limits: {
+        max: config.rateLimitMax,
+        windowMs: config.rateLimitWindowMs,
+        loginMax: config.loginRateLimitMax,
+        loginWindowMs: config.loginRateLimitWindowMs,
+        ...(redis === undefined ? {} : { redis, redisPrefix: config.redisKeyPrefix })
+      },
+      apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
+      usageFlushIntervalMs: config.usageFlushIntervalMs
     },
     messageBus,
     production: config.production,
@@ -41,13 +91,40 @@ export const startServer = async (config: Config): Promise<RunningServer> => {
     ready: () => ping(database),
     logger: {
       level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' }
+      redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+      ...(options.logStream === undefined ? {} : { stream: options.logStream })
     }
   })
+  // onClose hooks run last-registered first, so this one runs before the
+  // app's own: store the usage counted so far while the database is open.
   app.addHook('onClose', async () => {
+    await app.access.useCases.usageMeter.flush().catch((error: unknown) => {
+      app.log.error({ err: error }, 'could not store the last API key usage counts before closing')
+    })
     await messageBus.close()
     await database.close()
+    revocations.close?.()
+    if (redis !== undefined) redis.disconnect()
   })
+  log = (message, error) => app.log.warn({ err: error }, message)
+
+  if (config.jwtSecret === undefined) app.log.info('JWT_SECRET is unset: signing with the development secret kept in the database')
+  if (!redisReachable) app.log.warn('REDIS_URL does not answer yet: rate limits are off and API keys are read from the database until it does')
+
+  const admin = await app.access.useCases.ensureAdmin({
+    username: config.adminUsername,
+    ...(config.adminPassword === undefined ? {} : { password: config.adminPassword })
+  }).catch(async (error: unknown) => {
+    await app.close()
+    throw error
+  })
+  if (admin.generatedPassword !== undefined) {
+    // The contract: printed once, at creation; it is never logged again.
+    app.log.warn(`created the admin account "${config.adminUsername}" with the generated password ${admin.generatedPassword} (shown only this once)`)
+  } else if (admin.created !== undefined) {
+    app.log.info({ username: config.adminUsername }, 'created the admin account from ADMIN_USERNAME / ADMIN_PASSWORD')
+  }
+
   await app.listen({ host: config.host, port: config.port })
   return { app, close: () => app.close() }
 }

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig } from '@people-service/server'
 
 t.test('the defaults of the README', async (t) => {
-  t.same(loadConfig({}), {
+  t.match(loadConfig({}), {
     host: '127.0.0.1',
     port: 3000,
     databaseUrl: 'sqlite:./data/people.db',
@@ -16,8 +16,9 @@ t.test('the defaults of the README', async (t) => {
   })
 })
 
+
 t.test('values are read and checked', async (t) => {
-  const config = loadConfig({ HOST: '0.0.0.0', PORT: '8080', DATABASE_URL: 'postgres://u@h/db', LOG_LEVEL: 'warn', NODE_ENV: 'production' })
+  const config = loadConfig({ HOST: '0.0.0.0', PORT: '8080', DATABASE_URL: 'postgres://u@h/db', LOG_LEVEL: 'warn', NODE_ENV: 'production', JWT_SECRET: 's'.repeat(40) })
   t.match(config, { host: '0.0.0.0', port: 8080, databaseUrl: 'postgres://u@h/db', logLevel: 'warn', production: true })
   t.throws(() => loadConfig({ PORT: '70000' }), /PORT must be a whole number from 0 to 65535/)
   t.throws(() => loadConfig({ PORT: '-1' }), /PORT/)
@@ -27,4 +28,38 @@ t.test('values are read and checked', async (t) => {
   t.equal(loadConfig({ GRAPHQL_MAX_COST: '1000' }).graphqlMaxCost, 1000)
   t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /CORS_ORIGINS/)
+})
+
+
+t.test('defaults follow the contract', async (t) => {
+  const config = loadConfig({})
+  t.match(config, {
+    jwtSecret: undefined,
+    adminUsername: 'admin',
+    adminPassword: undefined,
+    rateLimitMax: 1000,
+    rateLimitWindowMs: 60_000,
+    loginRateLimitMax: 10,
+    redisUrl: undefined,
+    redisKeyPrefix: 'people-service:',
+    accessTokenTtlSeconds: 900
+  })
+})
+
+t.test('production refuses to start without JWT_SECRET; short secrets are refused everywhere', async (t) => {
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }), new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production: every instance must sign with the same secret'))
+  t.throws(() => loadConfig({ JWT_SECRET: 'short' }), ConfigError)
+  t.throws(() => loadConfig({ JWT_PREVIOUS_SECRET: 'short' }), ConfigError)
+  const secret = 'x'.repeat(32)
+  t.equal(loadConfig({ NODE_ENV: 'production', JWT_SECRET: secret }).jwtSecret, secret)
+})
+
+t.test('limits: 0 switches off, nonsense is refused', async (t) => {
+  t.equal(loadConfig({ RATE_LIMIT_MAX: '0' }).rateLimitMax, 0)
+  t.equal(loadConfig({ RATE_LIMIT_WINDOW_MS: '0' }).rateLimitMax, 0, 'a window of 0 switches limits off too')
+  t.throws(() => loadConfig({ RATE_LIMIT_MAX: '-1' }), ConfigError)
+  t.throws(() => loadConfig({ RATE_LIMIT_MAX: 'lots' }), ConfigError)
+  t.throws(() => loadConfig({ REDIS_URL: 'localhost:6379' }), ConfigError)
+  t.throws(() => loadConfig({ ADMIN_PASSWORD: 'too short' }), ConfigError)
+  t.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: 'staging:' }).redisKeyPrefix, 'staging:')
 })

@@ -2,16 +2,20 @@ import { existsSync } from 'node:fs'
 import { request as httpRequest, Agent } from 'node:http'
 import { join } from 'node:path'
 import t from 'tap'
-import { startServerProcess } from './server-process.js'
+import { adminHeaders, startServerProcess } from './server-process.js'
+
+let credentials: Record<string, string> = {}
 
 const json = async (url: string, init: RequestInit = {}) => {
-  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })
+  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...credentials, ...init.headers } })
   return { status: res.status, headers: res.headers, body: await res.json() as Record<string, unknown> & Array<Record<string, unknown>> }
 }
 
 t.test('the real server serves the resource API over HTTP on a SQLite file', async (t) => {
   const server = await startServerProcess(t)
   const base = server.url
+  t.equal((await json(`${base}/people`)).status, 401, 'nothing without credentials')
+  credentials = await adminHeaders(base)
   t.ok(existsSync(join(server.dataDir, 'people.db')), 'the database file was created')
 
   const ada = await json(`${base}/person`, { method: 'POST', body: JSON.stringify({ name: 'Ada Lovelace', age: 36, address: { city: 'London' } }) })
@@ -44,7 +48,7 @@ t.test('SIGTERM with an idle keep-alive connection: exits 0 promptly and closes 
   const agent = new Agent({ keepAlive: true })
   t.teardown(() => agent.destroy())
   await new Promise<void>((resolve, reject) => {
-    httpRequest(`${server.url}/people`, { agent }, (res) => { res.resume(); res.on('end', resolve) }).on('error', reject).end()
+    httpRequest(`${server.url}/health/live`, { agent }, (res) => { res.resume(); res.on('end', resolve) }).on('error', reject).end()
   })
   const started = Date.now()
   server.child.kill('SIGTERM')

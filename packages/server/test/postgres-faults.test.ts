@@ -3,6 +3,7 @@ import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 import { startServer } from '../src/start-server.js'
 import { loadConfig } from '../src/config.js'
+import { ADMIN, adminHeaders } from './server-process.js'
 import { tcpProxy } from './tcp-proxy.js'
 
 const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -20,17 +21,20 @@ t.test('PostgreSQL going away: fast 503s, readiness 503, recovery on its own', a
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
   t.teardown(() => proxy.close())
 
-  const server = await startServer(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${name}` }))
+  const server = await startServer(loadConfig({
+    PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${name}`, ADMIN_PASSWORD: ADMIN.password
+  }))
   t.teardown(() => server.close())
   const base = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`
-  const post = () => fetch(`${base}/person`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"Ada"}' })
+  const headers = await adminHeaders(base)
+  const post = () => fetch(`${base}/person`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"name":"Ada"}' })
 
   t.equal((await post()).status, 201)
   t.equal((await fetch(`${base}/health/ready`)).status, 200)
 
   await proxy.cut()
   const started = Date.now()
-  const failed = await fetch(`${base}/people`)
+  const failed = await fetch(`${base}/people`, { headers })
   t.equal(failed.status, 503, 'an unavailable database is 503')
   t.match(await failed.json(), { statusCode: 503, code: 'DEPENDENCY_UNAVAILABLE' })
   t.ok(Date.now() - started < 5000, `failed fast (${Date.now() - started} ms)`)
@@ -46,5 +50,5 @@ t.test('PostgreSQL going away: fast 503s, readiness 503, recovery on its own', a
   }
   t.ok(recovered, 'ready again once the database is back')
   t.equal((await post()).status, 201)
-  t.equal((await fetch(`${base}/people`)).status, 200)
+  t.equal((await fetch(`${base}/people`, { headers })).status, 200)
 })

@@ -6,6 +6,9 @@ import type { MessageRepository } from '../message/message.repository.js'
 import type { Person, PersonSummary } from '../person/person.js'
 import type { PersonRepository } from '../person/person.repository.js'
 import type { Ports } from '../ports.js'
+import { inMemoryAccountRepository, inMemoryApiKeyRepository, inMemoryApiKeyUsageRepository } from './in-memory-access.js'
+import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
+import { localKeyRevocations } from '../api-key/key-revocations.js'
 import { systemClock } from '../shared/clock.js'
 import { uuidv7Generator } from '../shared/ids.js'
 
@@ -143,6 +146,11 @@ export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { e
     people: peopleRepository(store),
     friendships: friendshipRepository(store),
     messages: messageRepository(store),
+    accounts: inMemoryAccountRepository(),
+    apiKeys: inMemoryApiKeyRepository(),
+    apiKeyUsage: inMemoryApiKeyUsageRepository(),
+    passwords: scryptPasswordHasher(),
+    revocations: localKeyRevocations(),
     clock: systemClock,
     ids: uuidv7Generator(),
     events: inMemoryMessageEvents(),

@@ -1,2 +1,11 @@
+import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
+
 export { createInMemoryPorts, inMemoryMessageEvents, type InMemoryMessageEvents } from './in-memory.js'
+export { inMemoryAccountRepository, inMemoryApiKeyRepository, inMemoryApiKeyUsageRepository } from './in-memory-access.js'
 export { repositoryContract, type ContractCase, type RepositoryPorts } from './repository-contract.js'
+
+/**
+ * Scrypt with 1 MiB of memory instead of 32: the same code path, cheap enough
+ * for suites that log in hundreds of times. Never for stored passwords.
+ */
+export const fastPasswordHasher = () => scryptPasswordHasher({ N: 2 ** 10, r: 8, p: 1 })

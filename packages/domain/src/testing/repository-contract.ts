@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { DomainError } from '../errors.js'
+import type { Account } from '../account/account.js'
+import type { ApiKey } from '../api-key/api-key.js'
 import type { Message } from '../message/message.js'
 import type { Person } from '../person/person.js'
 import type { Ports } from '../ports.js'
@@ -10,7 +12,7 @@ import { uuidv7Generator } from '../shared/ids.js'
  * agnostic: each case throws (node:assert) on failure, so any test runner can
  * call it with a fresh, empty set of repositories.
  */
-export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages'>
+export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>
 
 export interface ContractCase {
   name: string
@@ -28,6 +30,14 @@ const person = (fields: Partial<Person> = {}): Person => {
 
 const message = (personId: string, fields: Partial<Message> = {}): Message =>
   ({ id: ids.next(), personId, text: 'hello', senderId: 'sender-1', sentAt: at(), ...fields })
+
+const account = (fields: Partial<Account> = {}): Account =>
+  ({ id: ids.next(), username: `user-${ids.next().slice(-12)}`, role: 'editor', passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', createdAt: at(), ...fields })
+
+const apiKey = (ownerId: string, fields: Partial<ApiKey> = {}): ApiKey => {
+  const id = ids.next()
+  return { id, ownerId, name: 'ci', scopes: ['people:read'], rateLimit: null, lookupId: id.slice(-11), secretHash: `hash-${id}`, createdAt: at(), revokedAt: null, ...fields }
+}
 
 const insertPeople = async ({ people }: RepositoryPorts, count: number, fields: Partial<Person> = {}): Promise<Person[]> => {
   const created: Person[] = []
@@ -208,6 +218,63 @@ export const repositoryContract: ContractCase[] = [
       const many = await ports.messages.listForMany([a!.id, b!.id, ids.next()], 3)
       assert.deepEqual(many.get(a!.id), newestFirst.slice(0, 3))
       assert.equal(many.get(b!.id)?.length, 1)
+    }
+  },
+  {
+    name: 'an account reads back by id and by its exact username; a taken username is refused',
+    async run ({ accounts }) {
+      const ada = account({ username: 'Ada.Lovelace@example', role: 'admin' })
+      await accounts.insert(ada)
+      assert.deepEqual(await accounts.findById(ada.id), ada)
+      assert.deepEqual(await accounts.findByUsername('Ada.Lovelace@example'), ada)
+      assert.equal(await accounts.findByUsername('ada.lovelace@example'), undefined, 'usernames are case-sensitive')
+      assert.equal(await accounts.findById(ids.next()), undefined)
+      await rejectsWithCode(accounts.insert(account({ username: ada.username })), 'USERNAME_TAKEN')
+    }
+  },
+  {
+    name: 'an API key reads back by id and lookup id, with its scopes, limit and revocation',
+    async run ({ accounts, apiKeys }) {
+      const owner = account()
+      await accounts.insert(owner)
+      const key = apiKey(owner.id, { scopes: ['people:read', 'people:write', 'messages:send'], rateLimit: 50 })
+      await apiKeys.insert(key)
+      assert.deepEqual(await apiKeys.findById(key.id), key)
+      assert.deepEqual(await apiKeys.findByLookupId(key.lookupId), key)
+      assert.equal(await apiKeys.findByLookupId('nonexistent'), undefined)
+      const when = at()
+      assert.equal(await apiKeys.revoke(key.id, when), true)
+      assert.equal(await apiKeys.revoke(key.id, at()), false, 'revoking twice changes nothing')
+      assert.equal(await apiKeys.revoke(ids.next(), at()), false)
+      assert.deepEqual(await apiKeys.findByLookupId(key.lookupId), { ...key, revokedAt: when })
+    }
+  },
+  {
+    name: 'active keys list oldest first, per owner or for everyone, without revoked ones',
+    async run ({ accounts, apiKeys }) {
+      const [alice, bob] = [account(), account()]
+      for (const a of [alice!, bob!]) await accounts.insert(a)
+      const keys = [apiKey(alice!.id), apiKey(bob!.id), apiKey(alice!.id), apiKey(alice!.id)]
+      for (const k of keys) await apiKeys.insert(k)
+      await apiKeys.revoke(keys[2]!.id, at())
+      assert.deepEqual((await apiKeys.listActive({ ownerId: alice!.id, limit: 10 })).map((k) => k.id), [keys[0]!.id, keys[3]!.id])
+      assert.deepEqual((await apiKeys.listActive({ limit: 10 })).map((k) => k.id), [keys[0]!.id, keys[1]!.id, keys[3]!.id])
+      assert.deepEqual((await apiKeys.listActive({ limit: 2 })).map((k) => k.id), [keys[0]!.id, keys[1]!.id])
+    }
+  },
+  {
+    name: 'usage adds up per key and day, oldest day first',
+    async run ({ accounts, apiKeys, apiKeyUsage }) {
+      const owner = account()
+      await accounts.insert(owner)
+      const [a, b] = [apiKey(owner.id), apiKey(owner.id)]
+      for (const k of [a!, b!]) await apiKeys.insert(k)
+      await apiKeyUsage.add([])
+      await apiKeyUsage.add([{ keyId: a!.id, day: '2026-11-22', requests: 3 }, { keyId: b!.id, day: '2026-11-22', requests: 1 }])
+      await apiKeyUsage.add([{ keyId: a!.id, day: '2026-11-21', requests: 2 }, { keyId: a!.id, day: '2026-11-22', requests: 4 }])
+      assert.deepEqual(await apiKeyUsage.byDay(a!.id), [{ day: '2026-11-21', requests: 2 }, { day: '2026-11-22', requests: 7 }])
+      assert.deepEqual(await apiKeyUsage.byDay(b!.id), [{ day: '2026-11-22', requests: 1 }])
+      assert.deepEqual(await apiKeyUsage.byDay(ids.next()), [])
     }
   }
 ]

@@ -1,4 +1,10 @@
+import { apiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from '../api-key/api-key-authenticator.js'
+import { createUsageMeter } from '../api-key/usage-meter.js'
 import type { Ports } from '../ports.js'
+import { createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey, type CreateApiKeyOptions } from './api-keys.js'
+import { createAccount } from './create-account.js'
+import { ensureAdmin } from './ensure-admin.js'
+import { logIn } from './log-in.js'
 import { befriend } from './befriend.js'
 import { createPerson } from './create-person.js'
 import { deletePerson } from './delete-person.js'
@@ -22,6 +28,9 @@ export type { ListPeopleInput } from './list-people.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
 export { LIST_LIMITS } from './limits.js'
+export { createAccount, ensureAdmin, logIn, createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey }
+export { API_KEY_LIST_LIMIT, type ApiKeyUsageReport, type CreateApiKeyOptions, type CreatedApiKey } from './api-keys.js'
+export type { EnsureAdminResult } from './ensure-admin.js'
 
 /** Every use case bound to one set of ports: what an adapter serves. */
 export const createUseCases = (ports: Ports) => ({
@@ -42,3 +51,29 @@ export const createUseCases = (ports: Ports) => ({
 })
 
 export type UseCases = ReturnType<typeof createUseCases>
+
+export interface AccessOptions extends CreateApiKeyOptions {
+  apiKeyCache?: ApiKeyAuthenticatorOptions
+}
+
+/**
+ * Accounts, logins and API keys bound to one set of ports. Holds state (the
+ * key cache and the usage counts not yet written), so an adapter makes it
+ * once and flushes `usageMeter` when it stops.
+ */
+export const createAccessUseCases = (ports: Ports, { apiKeyCache, ...options }: AccessOptions = {}) => {
+  const usageMeter = createUsageMeter(ports)
+  return {
+    createAccount: createAccount(ports),
+    ensureAdmin: ensureAdmin(ports),
+    logIn: logIn(ports),
+    createApiKey: createApiKey(ports, options),
+    listApiKeys: listApiKeys(ports),
+    revokeApiKey: revokeApiKey(ports),
+    getApiKeyUsage: getApiKeyUsage(ports, usageMeter),
+    authenticateApiKey: apiKeyAuthenticator(ports, apiKeyCache),
+    usageMeter
+  }
+}
+
+export type AccessUseCases = ReturnType<typeof createAccessUseCases>

@@ -5,7 +5,13 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   VALIDATION_FAILED: 400,
   INVALID_CURSOR: 400,
   SELF_FRIENDSHIP: 400,
+  // The contract folds every other client error into 400, conflicts included.
+  USERNAME_TAKEN: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_CREDENTIALS: 401,
+  FORBIDDEN: 403,
   PERSON_NOT_FOUND: 404,
   MESSAGE_NOT_FOUND: 404,
+  API_KEY_NOT_FOUND: 404,
   DEPENDENCY_UNAVAILABLE: 503
 }

@@ -2,7 +2,7 @@ import type { UseCases } from '@people-service/domain'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
 import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import mercurius from 'mercurius'
-import { ANONYMOUS_CALLER } from '../types.js'
+import { callerOf } from '../plugins/access.js'
 import { createContextFields, type GraphQLContext } from './context.js'
 import { costOf, costTooHighError } from './cost.js'
 import { errorFormatter, errorHandler, GraphQLRequestError, requestError } from './error-format.js'
@@ -156,9 +156,10 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       allowBatchedQueries: false,
       validationRules,
       graphql: { parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } },
+      // The app-level access hook has authenticated the request already.
       context: (request: FastifyRequest) => createContextFields({
         useCases,
-        caller: request.caller ?? ANONYMOUS_CALLER,
+        caller: callerOf(request),
         requestId: request.id,
         operationName: operationNameOf(request),
         maxCost
@@ -167,7 +168,7 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
         emitter: messageBus.emitter,
         context: (_socket, request: FastifyRequest) => createContextFields({
           useCases,
-          caller: request.caller ?? ANONYMOUS_CALLER,
+          caller: callerOf(request),
           requestId: request.id,
           operationName: undefined,
           maxCost

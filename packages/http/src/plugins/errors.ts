@@ -52,6 +52,8 @@ export const installErrorHandling = (app: FastifyInstance): void => {
     if (isDomainError(error)) {
       const status = STATUS_OF[error.code]
       if (status >= 500) request.log.warn({ code: error.code }, error.message)
+      // RFC 9110: a 401 names the scheme that would be accepted.
+      if (status === 401) reply.header('www-authenticate', 'Bearer realm="people-service"')
       return reply.code(status).send(errorBody(status, error.message, error.code))
     }
     const client = clientErrorOf(error)

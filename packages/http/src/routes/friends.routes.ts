@@ -9,21 +9,23 @@ const FriendshipParams = Type.Object({ id: Type.String(), friendId: Type.String(
 
 export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.get('/person/:id/friends', {
+    config: { operation: 'friends.list' },
     schema: {
       tags: ['friends'],
       summary: 'List the friends of a person, ordered by id',
       params: PersonIdParams,
       querystring: FriendsQuery,
-      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400, 404) }
+      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request) => useCases.listFriends(request.params.id, request.query.limit))
 
   app.put('/person/:id/friends/:friendId', {
+    config: { operation: 'friends.add' },
     schema: {
       tags: ['friends'],
       summary: 'Make two people friends of each other (idempotent)',
       params: FriendshipParams,
-      response: { 200: Type.Object({ personId: Type.String(), friendId: Type.String() }), ...errorResponses(400, 404) }
+      response: { 200: Type.Object({ personId: Type.String(), friendId: Type.String() }), ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request) => {
     const { id, friendId } = request.params
@@ -32,13 +34,14 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   })
 
   app.delete('/person/:id/friends/:friendId', {
+    config: { operation: 'friends.remove' },
     schema: {
       tags: ['friends'],
       summary: 'End a friendship, in both directions (idempotent)',
       params: FriendshipParams,
       response: {
         200: Type.Object({ personId: Type.String(), friendId: Type.String(), deleted: Type.Literal(true) }),
-        ...errorResponses(400, 404)
+        ...errorResponses(400, 404, 401, 403, 429)
       }
     }
   }, async (request) => {

@@ -10,10 +10,12 @@ const Status = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Litera
 
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { ready }) => {
   app.get('/health/live', {
+    config: { operation: 'health.live' },
     schema: { tags: ['operations'], summary: 'The process is up', response: { 200: Status } }
   }, async () => ({ status: 'ok' as const }))
 
   app.get('/health/ready', {
+    config: { operation: 'health.ready' },
     schema: { tags: ['operations'], summary: 'The database answers', response: { 200: Status, 503: Status } }
   }, async (_request, reply) => {
     const ok = await ready().catch(() => false)

@@ -4,41 +4,44 @@ import { errorResponses } from '../schemas/error.schema.js'
 import { InboxQuery } from '../schemas/list.schemas.js'
 import { MessageSchema, SendMessageSchema } from '../schemas/message.schemas.js'
 import { PersonIdParams } from '../schemas/person.schemas.js'
-import { ANONYMOUS_CALLER, type RouteOptions } from '../types.js'
+import { callerOf } from '../plugins/access.js'
+import type { RouteOptions } from '../types.js'
 import { linkNext } from './links.js'
 
 const MessageRef = Type.Ref(MessageSchema)
 
 export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.post('/message', {
+    config: { operation: 'message.send' },
     schema: {
       tags: ['messages'],
       summary: 'Send a message to a person',
       body: SendMessageSchema,
-      response: { 201: MessageRef, ...errorResponses(400, 404) }
+      response: { 201: MessageRef, ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request, reply) => {
-    const senderId = (request.caller ?? ANONYMOUS_CALLER).id
-    const message = await useCases.sendMessage({ ...request.body, senderId })
+    const message = await useCases.sendMessage({ ...request.body, senderId: callerOf(request).id })
     return reply.code(201).header('location', `/message/${message.id}`).send(message)
   })
 
   app.get('/message/:id', {
+    config: { operation: 'message.get' },
     schema: {
       tags: ['messages'],
       summary: 'Get one message',
       params: PersonIdParams,
-      response: { 200: MessageRef, ...errorResponses(404) }
+      response: { 200: MessageRef, ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request) => useCases.getMessage(request.params.id))
 
   app.get('/person/:id/messages', {
+    config: { operation: 'messages.list' },
     schema: {
       tags: ['messages'],
       summary: 'Messages sent to a person, newest first',
       params: PersonIdParams,
       querystring: InboxQuery,
-      response: { 200: Type.Array(MessageRef), ...errorResponses(400, 404) }
+      response: { 200: Type.Array(MessageRef), ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const { limit, cursor } = request.query

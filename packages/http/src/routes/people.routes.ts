@@ -8,12 +8,13 @@ import { linkNext } from './links.js'
 
 export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.get('/people', {
+    config: { operation: 'people.list' },
     schema: {
       tags: ['people'],
       summary: 'List people, ordered by id',
       description: 'Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.',
       querystring: PeopleQuery,
-      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400) }
+      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const { limit, cursor, name } = request.query

@@ -15,20 +15,23 @@ const created = (reply: FastifyReply, person: Person) =>
 
 export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.get('/person/:id', {
+    config: { operation: 'person.get' },
     schema: {
       tags: ['people'],
       summary: 'Get one person',
       params: PersonIdParams,
-      response: { 200: PersonRef, ...errorResponses(404) }
+      response: { 200: PersonRef, ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request) => useCases.getPerson(request.params.id))
 
   app.post('/person', {
+    // With an id in the body this updates; both need people:write.
+    config: { operation: 'person.create' },
     schema: {
       tags: ['people'],
       summary: 'Create a person, or update one when the body has an id',
       body: PersonCreateOrUpdateSchema,
-      response: { 200: PersonRef, 201: PersonRef, ...errorResponses(400, 404) }
+      response: { 200: PersonRef, 201: PersonRef, ...errorResponses(400, 404, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
@@ -37,12 +40,13 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   })
 
   const update = {
+    config: { operation: 'person.update' as const },
     schema: {
       tags: ['people'],
       summary: 'Update a person: fields left out keep their value, null clears an optional field',
       params: PersonIdParams,
       body: PersonPatchSchema,
-      response: { 200: PersonRef, ...errorResponses(400, 404) }
+      response: { 200: PersonRef, ...errorResponses(400, 404, 401, 403, 429) }
     }
   }
   const applyUpdate = async (request: { params: { id: string }, body: PersonPatch }) =>
@@ -52,11 +56,12 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   app.post('/person/:id', update, applyUpdate)
 
   app.delete('/person/:id', {
+    config: { operation: 'person.delete' },
     schema: {
       tags: ['people'],
       summary: 'Delete a person with their friendships and messages',
       params: PersonIdParams,
-      response: { 200: DeletedPersonSchema, ...errorResponses(404) }
+      response: { 200: DeletedPersonSchema, ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request) => {
     await useCases.deletePerson(request.params.id)

@@ -1,0 +1,65 @@
+import { validationError } from '../errors.js'
+
+export const ROLES = ['admin', 'editor', 'viewer'] as const
+export type Role = typeof ROLES[number]
+
+export const SCOPES = ['people:read', 'people:write', 'messages:send', 'admin'] as const
+export type Scope = typeof SCOPES[number]
+
+/** What each role may do; the contract's table (API.md, "Identity and authentication"). */
+export const SCOPES_OF_ROLE: Readonly<Record<Role, readonly Scope[]>> = {
+  admin: ['people:read', 'people:write', 'messages:send', 'admin'],
+  editor: ['people:read', 'people:write', 'messages:send'],
+  viewer: ['people:read']
+}
+
+export interface Account {
+  id: string
+  username: string
+  role: Role
+  /** Self-describing (algorithm, parameters, salt, hash); never leaves the service. */
+  passwordHash: string
+  createdAt: Date
+}
+
+/** An account as others may see it: no password material. */
+export type AccountView = Omit<Account, 'passwordHash'>
+
+export const toAccountView = ({ passwordHash: _hash, ...view }: Account): AccountView => view
+
+export interface NewAccountInput {
+  username: string
+  password: string
+  role: Role
+}
+
+export const ACCOUNT_LIMITS = {
+  usernameLength: 64,
+  passwordMinLength: 12,
+  // Long enough for any passphrase, short enough that hashing it costs nothing extra.
+  passwordMaxLength: 1024
+} as const
+
+// Printable, no spaces or look-alike punctuation: usernames end up in logs and URLs.
+const USERNAME = /^[A-Za-z0-9._@-]+$/
+
+export const checkUsername = (username: unknown): string => {
+  if (typeof username !== 'string' || username.length < 1 || username.length > ACCOUNT_LIMITS.usernameLength || !USERNAME.test(username)) {
+    throw validationError('username', `must be 1 to ${ACCOUNT_LIMITS.usernameLength} letters, digits or . _ @ -`)
+  }
+  return username
+}
+
+export const checkPassword = (password: unknown): string => {
+  if (typeof password !== 'string' || [...password].length < ACCOUNT_LIMITS.passwordMinLength || password.length > ACCOUNT_LIMITS.passwordMaxLength) {
+    throw validationError('password', `must be ${ACCOUNT_LIMITS.passwordMinLength} to ${ACCOUNT_LIMITS.passwordMaxLength} characters`)
+  }
+  return password
+}
+
+export const isRole = (role: unknown): role is Role => (ROLES as readonly unknown[]).includes(role)
+
+export const checkRole = (role: unknown): Role => {
+  if (!isRole(role)) throw validationError('role', `must be one of ${ROLES.join(', ')}`)
+  return role
+}

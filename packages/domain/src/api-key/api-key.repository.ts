@@ -1,0 +1,12 @@
+import type { ApiKey } from './api-key.js'
+
+/** Port: where API keys are kept, revoked ones included (messages name them as senders). */
+export interface ApiKeyRepository {
+  insert(key: ApiKey): Promise<void>
+  findById(id: string): Promise<ApiKey | undefined>
+  findByLookupId(lookupId: string): Promise<ApiKey | undefined>
+  /** Keys not revoked, oldest first, at most `limit`; of one owner, or of everyone. */
+  listActive(query: { ownerId?: string, limit: number }): Promise<ApiKey[]>
+  /** Marks an active key revoked; false when there is no such active key. */
+  revoke(id: string, at: Date): Promise<boolean>
+}

@@ -1,0 +1,66 @@
+import type { Clock } from '../shared/clock.js'
+import type { ApiKeyUsageRepository, DailyUsage, UsageCount } from './api-key-usage.js'
+
+/**
+ * Counts requests per key and UTC day in memory and writes them in batches,
+ * so serving a request never waits for a database write.
+ */
+export interface UsageMeter {
+  record(keyId: string): void
+  /** This instance's counts for a key that are not stored yet, oldest day first. */
+  pending(keyId: string): DailyUsage[]
+  /** Stores what was counted; on failure the counts are kept for the next flush. */
+  flush(): Promise<void>
+}
+
+const DAY_MS = 86_400_000
+
+export const createUsageMeter = ({ apiKeyUsage, clock }: { apiKeyUsage: ApiKeyUsageRepository, clock: Clock }): UsageMeter => {
+  // keyId -> day -> requests
+  let counts = new Map<string, Map<string, number>>()
+  let flushing: Promise<void> = Promise.resolve()
+  // The day string changes once a day; do not format a date per request.
+  let day = ''
+  let dayEnds = 0
+  const today = (): string => {
+    const now = clock.now().getTime()
+    if (now >= dayEnds || now < dayEnds - DAY_MS) {
+      day = new Date(now).toISOString().slice(0, 10)
+      dayEnds = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS
+    }
+    return day
+  }
+
+  const add = (into: Map<string, Map<string, number>>, { keyId, day, requests }: UsageCount): void => {
+    const days = into.get(keyId) ?? new Map<string, number>()
+    days.set(day, (days.get(day) ?? 0) + requests)
+    into.set(keyId, days)
+  }
+
+  const flushNow = async (): Promise<void> => {
+    if (counts.size === 0) return
+    const batch = counts
+    counts = new Map()
+    const rows = [...batch].flatMap(([keyId, days]) => [...days].map(([day, requests]) => ({ keyId, day, requests })))
+    try {
+      await apiKeyUsage.add(rows)
+    } catch (error) {
+      for (const row of rows) add(counts, row)
+      throw error
+    }
+  }
+
+  return {
+    record (keyId) {
+      add(counts, { keyId, day: today(), requests: 1 })
+    },
+    pending (keyId) {
+      return [...counts.get(keyId) ?? []].map(([day, requests]) => ({ day, requests })).sort((a, b) => (a.day < b.day ? -1 : 1))
+    },
+    flush () {
+      // One flush at a time: a timer and shutdown may ask at once.
+      flushing = flushing.catch(() => {}).then(flushNow)
+      return flushing
+    }
+  }
+}

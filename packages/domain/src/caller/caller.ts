@@ -1,0 +1,35 @@
+import { SCOPES_OF_ROLE, type Role, type Scope } from '../account/account.js'
+import type { ApiKey } from '../api-key/api-key.js'
+
+/** Who is calling, once their credentials have been verified. */
+export interface Caller {
+  /**
+   * The account or API key id: what a message records as its sender, what
+   * usage limits count against.
+   */
+  id: string
+  kind: 'account' | 'apiKey'
+  /** The account acting: the caller itself, or the owner of the key. */
+  accountId: string
+  scopes: readonly Scope[]
+  /** Requests per window allowed to this caller; null: the service's default. */
+  rateLimit: number | null
+}
+
+export const accountCaller = (account: { id: string, role: Role }): Caller => ({
+  id: account.id,
+  kind: 'account',
+  accountId: account.id,
+  scopes: SCOPES_OF_ROLE[account.role],
+  rateLimit: null
+})
+
+export const apiKeyCaller = (key: ApiKey): Caller => ({
+  id: key.id,
+  kind: 'apiKey',
+  accountId: key.ownerId,
+  scopes: key.scopes,
+  rateLimit: key.rateLimit
+})
+
+export const hasScope = (caller: Caller, scope: Scope): boolean => caller.scopes.includes(scope)

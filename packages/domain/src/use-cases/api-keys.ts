@@ -1,0 +1,96 @@
+import { type ApiKey, type ApiKeyView, checkKeyName, checkRateLimit, checkScopes, type NewApiKeyInput, toApiKeyView } from '../api-key/api-key.js'
+import { newApiKeySecret } from '../api-key/api-key-secret.js'
+import type { DailyUsage } from '../api-key/api-key-usage.js'
+import type { UsageMeter } from '../api-key/usage-meter.js'
+import { type Caller, hasScope } from '../caller/caller.js'
+import { apiKeyNotFound, forbidden } from '../errors.js'
+import type { Ports } from '../ports.js'
+import { isId } from '../shared/ids.js'
+
+/** The most keys one listing returns. */
+export const API_KEY_LIST_LIMIT = 1000
+
+export interface CreatedApiKey extends ApiKeyView {
+  /** The key itself: shown once, stored only as a hash. */
+  key: string
+}
+
+export interface ApiKeyUsageReport {
+  id: string
+  total: number
+  byDay: DailyUsage[]
+}
+
+export interface CreateApiKeyOptions {
+  /**
+   * The largest own `rateLimit` a caller without the admin scope may give a
+   * key (the service's default budget), so a key cannot buy its creator more
+   * than they have. Undefined: no ceiling.
+   */
+  maxRateLimitWithoutAdmin?: number
+}
+
+/** A key's owner and admins may see and revoke it; anyone else may not. */
+const findOwnKey = async ({ apiKeys }: Pick<Ports, 'apiKeys'>, actor: Caller, id: string): Promise<ApiKey> => {
+  const key = isId(id) ? await apiKeys.findById(id) : undefined
+  if (key === undefined) throw apiKeyNotFound(id)
+  if (key.ownerId !== actor.accountId && !hasScope(actor, 'admin')) throw forbidden('this API key belongs to another account')
+  return key
+}
+
+export const createApiKey = ({ apiKeys, clock, ids }: Pick<Ports, 'apiKeys' | 'clock' | 'ids'>, options: CreateApiKeyOptions = {}) =>
+  async (actor: Caller, input: NewApiKeyInput): Promise<CreatedApiKey> => {
+    const name = checkKeyName(input.name)
+    const scopes = input.scopes === undefined ? [...actor.scopes] : checkScopes(input.scopes)
+    const rateLimit = checkRateLimit(input.rateLimit)
+    const wider = scopes.filter((scope) => !hasScope(actor, scope))
+    if (wider.length > 0) throw forbidden(`a key cannot have scopes its creator lacks: ${wider.join(', ')}`)
+    const ceiling = options.maxRateLimitWithoutAdmin
+    if (rateLimit !== null && ceiling !== undefined && rateLimit > ceiling && !hasScope(actor, 'admin')) {
+      throw forbidden(`only admins may give a key a rateLimit above the default of ${ceiling}`)
+    }
+    const secret = newApiKeySecret()
+    const key: ApiKey = {
+      id: ids.next(),
+      ownerId: actor.accountId,
+      name,
+      scopes,
+      rateLimit,
+      lookupId: secret.lookupId,
+      secretHash: secret.secretHash,
+      createdAt: clock.now(),
+      revokedAt: null
+    }
+    await apiKeys.insert(key)
+    return { ...toApiKeyView(key), key: secret.key }
+  }
+
+/** The caller's active keys; an admin sees everyone's. */
+export const listApiKeys = ({ apiKeys }: Pick<Ports, 'apiKeys'>) =>
+  async (actor: Caller): Promise<ApiKeyView[]> => {
+    const keys = await apiKeys.listActive({
+      limit: API_KEY_LIST_LIMIT,
+      ...(hasScope(actor, 'admin') ? {} : { ownerId: actor.accountId })
+    })
+    return keys.map(toApiKeyView)
+  }
+
+/** Revokes a key everywhere: stored first, then announced to every instance's cache. */
+export const revokeApiKey = (ports: Pick<Ports, 'apiKeys' | 'revocations' | 'clock'>) =>
+  async (actor: Caller, id: string): Promise<void> => {
+    const key = await findOwnKey(ports, actor, id)
+    if (key.revokedAt !== null || !await ports.apiKeys.revoke(id, ports.clock.now())) throw apiKeyNotFound(id)
+    await ports.revocations.revoked()
+  }
+
+/** Stored counts plus those this instance has not written yet. */
+export const getApiKeyUsage = (ports: Pick<Ports, 'apiKeys' | 'apiKeyUsage'>, meter: Pick<UsageMeter, 'pending'>) =>
+  async (actor: Caller, id: string): Promise<ApiKeyUsageReport> => {
+    const key = await findOwnKey(ports, actor, id)
+    const days = new Map<string, number>()
+    for (const { day, requests } of [...await ports.apiKeyUsage.byDay(key.id), ...meter.pending(key.id)]) {
+      days.set(day, (days.get(day) ?? 0) + requests)
+    }
+    const byDay = [...days].map(([day, requests]) => ({ day, requests })).sort((a, b) => (a.day < b.day ? -1 : 1))
+    return { id: key.id, total: byDay.reduce((sum, d) => sum + d.requests, 0), byDay }
+  }

@@ -1,0 +1,18 @@
+import type { Account } from '../account/account.js'
+import { DomainError } from '../errors.js'
+import type { Ports } from '../ports.js'
+
+const invalidCredentials = (): DomainError =>
+  new DomainError('INVALID_CREDENTIALS', 'wrong username or password')
+
+/**
+ * Checks a username and password. An unknown username and a wrong password
+ * fail alike, with the same error after the same amount of hashing.
+ */
+export const logIn = ({ accounts, passwords }: Pick<Ports, 'accounts' | 'passwords'>) =>
+  async (username: string, password: string): Promise<Account> => {
+    const account = await accounts.findByUsername(username)
+    const matches = await passwords.verify(password, account?.passwordHash ?? passwords.decoyHash)
+    if (account === undefined || !matches) throw invalidCredentials()
+    return account
+  }

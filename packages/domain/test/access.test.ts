@@ -1,0 +1,208 @@
+import t from 'tap'
+import {
+  accountCaller, createAccessUseCases, DEFAULT_SCRYPT, localKeyRevocations, scryptPasswordHasher,
+  type ApiKeyUsageRepository, type Caller, type Clock, type KeyRevocations
+} from '@people-service/domain'
+import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+
+const fixedClock = (iso: string): Clock & { set(iso: string): void } => {
+  let now = new Date(iso)
+  return { now: () => new Date(now), set: (next) => { now = new Date(next) } }
+}
+
+const setup = (overrides: Parameters<typeof createInMemoryPorts>[0] = {}) => {
+  const clock = fixedClock('2026-11-21T10:00:00.000Z')
+  const ports = createInMemoryPorts({ clock, passwords: fastPasswordHasher(), ...overrides })
+  const access = createAccessUseCases(ports, { maxRateLimitWithoutAdmin: 1000 })
+  const callerWithRole = async (role: 'admin' | 'editor' | 'viewer', username = role): Promise<Caller> =>
+    accountCaller(await access.createAccount({ username, password: 'correct horse battery', role }))
+  return { clock, ports, access, callerWithRole }
+}
+
+t.test('scrypt hashes are salted, self-describing and verify only their password', async (t) => {
+  const hasher = scryptPasswordHasher({ N: 2 ** 10, r: 8, p: 1 })
+  const one = await hasher.hash('correct horse battery')
+  const two = await hasher.hash('correct horse battery')
+  t.not(one, two, 'a fresh salt each time')
+  t.match(one, /^\$scrypt\$ln=10,r=8,p=1\$[\w-]{22}\$[\w-]{86}$/)
+  t.ok(await hasher.verify('correct horse battery', one))
+  t.notOk(await hasher.verify('correct horse batterY', one))
+  t.notOk(await hasher.verify('correct horse battery', 'not a hash'))
+  t.notOk(await hasher.verify('correct horse battery', hasher.decoyHash), 'the decoy matches nothing')
+  t.match(scryptPasswordHasher().decoyHash, /^\$scrypt\$ln=15,r=8,p=3\$/, 'the decoy costs what a real hash costs')
+  t.same(DEFAULT_SCRYPT, { N: 32768, r: 8, p: 3 })
+})
+
+t.test('accounts: validated, unique by name, never returned with their hash', async (t) => {
+  const { access } = setup()
+  const ada = await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'editor' })
+  t.same(Object.keys(ada).sort(), ['createdAt', 'id', 'role', 'username'])
+  await t.rejects(access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'viewer' }), { code: 'USERNAME_TAKEN' })
+  const bad: Array<[Record<string, unknown>, string]> = [
+    [{ username: '', password: 'correct horse battery', role: 'viewer' }, 'username'],
+    [{ username: 'has space', password: 'correct horse battery', role: 'viewer' }, 'username'],
+    [{ username: 'x'.repeat(65), password: 'correct horse battery', role: 'viewer' }, 'username'],
+    [{ username: 'bob', password: 'short', role: 'viewer' }, 'password'],
+    [{ username: 'bob', password: 'x'.repeat(1025), role: 'viewer' }, 'password'],
+    [{ username: 'bob', password: 'correct horse battery', role: 'root' }, 'role']
+  ]
+  for (const [input, field] of bad) {
+    await t.rejects(access.createAccount(input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 50))
+  }
+})
+
+t.test('ensureAdmin creates the first admin once, generating a password when none is given', async (t) => {
+  const { access } = setup()
+  const first = await access.ensureAdmin({ username: 'root' })
+  t.equal(first.created?.role, 'admin')
+  t.match(first.generatedPassword, /^[\w-]{24}$/)
+  t.same(await access.ensureAdmin({ username: 'root', password: 'another password here' }), {}, 'an existing admin is left alone')
+  t.equal((await access.logIn('root', first.generatedPassword!)).username, 'root')
+  const given = await access.ensureAdmin({ username: 'boss', password: 'a given password' })
+  t.equal(given.generatedPassword, undefined)
+})
+
+t.test('logIn fails alike for an unknown user and a wrong password', async (t) => {
+  const { access } = setup()
+  await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'viewer' })
+  t.equal((await access.logIn('ada', 'correct horse battery')).role, 'viewer')
+  const error = { code: 'INVALID_CREDENTIALS', message: 'wrong username or password' }
+  await t.rejects(access.logIn('ada', 'wrong horse battery'), error)
+  await t.rejects(access.logIn('nobody', 'correct horse battery'), error)
+})
+
+t.test('a key never gets a scope its creator lacks, nor a budget above the default unless an admin asks', async (t) => {
+  const { access, callerWithRole } = setup()
+  const viewer = await callerWithRole('viewer')
+  const admin = await callerWithRole('admin')
+  const own = await access.createApiKey(viewer, { name: 'reports' })
+  t.same(own.scopes, ['people:read'], 'defaults to the creator\'s scopes')
+  t.match(own.key, /^ps_[\w-]{54}$/)
+  for (const scopes of [['people:write'], ['people:read', 'messages:send'], ['admin']]) {
+    await t.rejects(access.createApiKey(viewer, { name: 'x', scopes }), { code: 'FORBIDDEN' }, scopes.join(' '))
+  }
+  await t.rejects(access.createApiKey(viewer, { name: 'x', scopes: ['people:delete'] }), { code: 'VALIDATION_FAILED', field: 'scopes' })
+  await t.rejects(access.createApiKey(viewer, { name: 'x', rateLimit: 1001 }), { code: 'FORBIDDEN' })
+  await t.rejects(access.createApiKey(viewer, { name: 'x', rateLimit: 0 }), { code: 'VALIDATION_FAILED', field: 'rateLimit' })
+  await t.rejects(access.createApiKey(viewer, { name: ' ' }), { code: 'VALIDATION_FAILED', field: 'name' })
+  t.equal((await access.createApiKey(admin, { name: 'batch', rateLimit: 50_000 })).rateLimit, 50_000)
+  t.same((await access.createApiKey(admin, { name: 'ro', scopes: ['people:read', 'people:read'] })).scopes, ['people:read'])
+})
+
+t.test('keys are listed for their owner (admins see all) and only owners or admins revoke them', async (t) => {
+  const { access, callerWithRole } = setup()
+  const [viewer, editor, admin] = [await callerWithRole('viewer'), await callerWithRole('editor'), await callerWithRole('admin')]
+  const v = await access.createApiKey(viewer, { name: 'v' })
+  const e = await access.createApiKey(editor, { name: 'e' })
+  t.same((await access.listApiKeys(viewer)).map((k) => k.id), [v.id])
+  t.same((await access.listApiKeys(admin)).map((k) => k.id), [v.id, e.id])
+  t.notOk('key' in (await access.listApiKeys(admin))[0]!, 'no secret in a listing')
+  await t.rejects(access.revokeApiKey(viewer, e.id), { code: 'FORBIDDEN' })
+  await t.rejects(access.getApiKeyUsage(viewer, e.id), { code: 'FORBIDDEN' })
+  await t.rejects(access.revokeApiKey(viewer, 'not-an-id'), { code: 'API_KEY_NOT_FOUND' })
+  await access.revokeApiKey(admin, e.id)
+  await t.rejects(access.revokeApiKey(admin, e.id), { code: 'API_KEY_NOT_FOUND' }, 'revoking twice')
+  t.same((await access.listApiKeys(admin)).map((k) => k.id), [v.id])
+})
+
+t.test('the key cache answers without the repository until a revocation or expiry', async (t) => {
+  const { access, ports, callerWithRole, clock } = setup()
+  const viewer = await callerWithRole('viewer')
+  const created = await access.createApiKey(viewer, { name: 'v' })
+  let reads = 0
+  const findByLookupId = ports.apiKeys.findByLookupId.bind(ports.apiKeys)
+  ports.apiKeys.findByLookupId = async (lookupId) => { reads++; return findByLookupId(lookupId) }
+
+  for (let i = 0; i < 5; i++) t.equal((await access.authenticateApiKey(created.key))?.id, created.id)
+  t.equal(reads, 1, 'one read, then the cache')
+  t.equal(await access.authenticateApiKey(`${created.key.slice(0, -1)}${created.key.endsWith('A') ? 'B' : 'A'}`), undefined, 'a wrong secret with a right lookup id')
+  t.equal(await access.authenticateApiKey('ps_short'), undefined)
+  t.equal(reads, 1, 'malformed keys and wrong secrets of cached keys cost no read')
+  clock.set('2026-11-21T10:01:00.000Z')
+  await access.authenticateApiKey(created.key)
+  t.equal(reads, 2, 'expired entries are read again')
+
+  const other = await access.createApiKey(viewer, { name: 'other' })
+  await access.authenticateApiKey(other.key)
+  await access.revokeApiKey(viewer, other.id)
+  t.equal(await access.authenticateApiKey(other.key), undefined, 'revoked: refused on the next use')
+  t.equal((await access.authenticateApiKey(created.key))?.id, created.id, 'other keys still work')
+})
+
+t.test('a revocation on another instance empties this instance\'s cache through the shared version', async (t) => {
+  const shared: KeyRevocations = localKeyRevocations()
+  const one = setup({ revocations: shared })
+  // A second instance: its own cache, the same storage and revocation version.
+  const two = createAccessUseCases({ ...one.ports })
+  const viewer = await one.callerWithRole('viewer')
+  const created = await one.access.createApiKey(viewer, { name: 'v' })
+  t.ok(await two.authenticateApiKey(created.key), 'cached on instance two')
+  await one.access.revokeApiKey(viewer, created.id)
+  t.equal(await two.authenticateApiKey(created.key), undefined)
+})
+
+t.test('without a readable revocation version nothing is cached, so revocations still hold', async (t) => {
+  const failing: KeyRevocations = { version: async () => { throw new Error('redis down') }, revoked: async () => {} }
+  const warnings: unknown[] = []
+  const { ports, callerWithRole, access: writer } = setup({ revocations: failing })
+  const reader = createAccessUseCases(ports, { apiKeyCache: { onRevocationsUnavailable: (e) => warnings.push(e) } })
+  const viewer = await callerWithRole('viewer')
+  const created = await writer.createApiKey(viewer, { name: 'v' })
+  t.ok(await reader.authenticateApiKey(created.key))
+  await ports.apiKeys.revoke(created.id, new Date())
+  t.equal(await reader.authenticateApiKey(created.key), undefined)
+  t.equal(warnings.length, 2)
+})
+
+t.test('usage is counted in memory, flushed in batches and reported with what is pending', async (t) => {
+  const { access, ports, callerWithRole, clock } = setup()
+  const viewer = await callerWithRole('viewer')
+  const key = await access.createApiKey(viewer, { name: 'v' })
+  for (let i = 0; i < 3; i++) access.usageMeter.record(key.id)
+  t.same(await access.getApiKeyUsage(viewer, key.id), { id: key.id, total: 3, byDay: [{ day: '2026-11-21', requests: 3 }] })
+  await access.usageMeter.flush()
+  t.same(await ports.apiKeyUsage.byDay(key.id), [{ day: '2026-11-21', requests: 3 }])
+  clock.set('2026-11-22T00:00:00.000Z')
+  access.usageMeter.record(key.id)
+  t.same(await access.getApiKeyUsage(viewer, key.id), {
+    id: key.id, total: 4, byDay: [{ day: '2026-11-21', requests: 3 }, { day: '2026-11-22', requests: 1 }]
+  }, 'stored and pending counts together, split at midnight UTC')
+})
+
+t.test('counts survive a failed flush and go out with the next one', async (t) => {
+  let failNext = true
+  const stored: unknown[] = []
+  const apiKeyUsage: ApiKeyUsageRepository = {
+    async add (counts) {
+      if (failNext) { failNext = false; throw new Error('database away') }
+      stored.push(...counts)
+    },
+    async byDay () { return [] }
+  }
+  const { access } = setup({ apiKeyUsage })
+  access.usageMeter.record('k1')
+  await t.rejects(access.usageMeter.flush(), /database away/)
+  access.usageMeter.record('k1')
+  await access.usageMeter.flush()
+  t.same(stored, [{ keyId: 'k1', day: '2026-11-21', requests: 2 }])
+  await access.usageMeter.flush()
+  t.equal(stored.length, 1, 'nothing left to write')
+})
+
+t.test('entries cached before an outage of the revocation version are not trusted after it', async (t) => {
+  let down = false
+  const revocations: KeyRevocations = {
+    version: async () => { if (down) throw new Error('redis down'); return 'v1' },
+    revoked: async () => { throw new Error('redis down') }
+  }
+  const { access, ports, callerWithRole } = setup({ revocations })
+  const viewer = await callerWithRole('viewer')
+  const created = await access.createApiKey(viewer, { name: 'v' })
+  t.ok(await access.authenticateApiKey(created.key), 'cached under v1')
+  down = true
+  // Revoked while the announcement cannot get through: the version stays v1.
+  await ports.apiKeys.revoke(created.id, new Date())
+  t.equal(await access.authenticateApiKey(created.key), undefined, 'during the outage: read from the database')
+  down = false
+  t.equal(await access.authenticateApiKey(created.key), undefined, 'after it: the old entry is gone, although the version is v1 again')
+})

@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto'
+import fastifyJwt from '@fastify/jwt'
+import { accountCaller, type Account, type Caller, isRole, unauthenticated } from '@people-service/domain'
+import type { FastifyInstance } from 'fastify'
+
+export interface TokenSettings {
+  /** HMAC secret of new tokens; every instance of a deployment shares it. */
+  secret: string
+  /**
+   * The secret before a rotation: tokens it signed are still accepted until
+   * it is removed (after the token lifetime has passed).
+   */
+  previousSecret?: string
+  issuer?: string
+  audience?: string
+  /** Lifetime of an access token. */
+  ttlSeconds?: number
+}
+
+export const TOKEN_DEFAULTS = { issuer: 'people-service', audience: 'people-service', ttlSeconds: 900 } as const
+
+/**
+ * The `kid` header names which secret signed a token without revealing it:
+ * a hash of the secret, as guessable as the HMAC on the token itself.
+ */
+export const kidOf = (secret: string): string =>
+  createHash('sha256').update(`people-service/jwt-kid/${secret}`).digest('base64url').slice(0, 16)
+
+export interface AccessTokens {
+  issue(account: Pick<Account, 'id' | 'role'>): string
+  /** The caller a token names; throws UNAUTHENTICATED for anything but a valid, current token. */
+  verify(token: string): Caller
+  readonly ttlSeconds: number
+}
+
+const invalidToken = () => unauthenticated('the access token is invalid or expired')
+
+interface Claims {
+  sub?: unknown
+  role?: unknown
+}
+
+/**
+ * Registers @fastify/jwt pinned down: HS256 only (no `none`, no HS512, no
+ * key confusion), `exp`, `sub`, `iss` and `aud` required and checked.
+ * Verification errors of every kind, including the algorithm mismatches
+ * @fastify/jwt reports as plain errors (a 500), become UNAUTHENTICATED.
+ */
+export const installAccessTokens = async (app: FastifyInstance, settings: TokenSettings): Promise<AccessTokens> => {
+  const { secret, previousSecret } = settings
+  const issuer = settings.issuer ?? TOKEN_DEFAULTS.issuer
+  const audience = settings.audience ?? TOKEN_DEFAULTS.audience
+  const ttlSeconds = settings.ttlSeconds ?? TOKEN_DEFAULTS.ttlSeconds
+  const currentKid = kidOf(secret)
+  const previousKid = previousSecret === undefined ? undefined : kidOf(previousSecret)
+
+  await app.register(fastifyJwt, {
+    secret,
+    sign: { algorithm: 'HS256', iss: issuer, aud: audience, expiresIn: ttlSeconds, kid: currentKid },
+    verify: { algorithms: ['HS256'], allowedIss: issuer, allowedAud: audience, requiredClaims: ['sub', 'exp', 'iss', 'aud'] },
+    decode: { complete: true }
+  })
+
+  const claimsOf = (token: string): Claims => {
+    const header = app.jwt.decode<{ header: { kid?: unknown } }>(token)?.header
+    if (header === undefined) throw invalidToken()
+    if (header.kid === currentKid) return app.jwt.verify<Claims>(token)
+    if (previousKid !== undefined && header.kid === previousKid) return app.jwt.verify<Claims>(token, { key: previousSecret })
+    throw invalidToken()
+  }
+
+  return {
+    ttlSeconds,
+    issue: (account) => app.jwt.sign({ sub: account.id, role: account.role }),
+    verify (token) {
+      let claims: Claims
+      try {
+        claims = claimsOf(token)
+      } catch {
+        throw invalidToken()
+      }
+      if (typeof claims.sub !== 'string' || claims.sub === '' || !isRole(claims.role)) throw invalidToken()
+      return accountCaller({ id: claims.sub, role: claims.role })
+    }
+  }
+}

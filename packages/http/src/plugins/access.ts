@@ -1,0 +1,125 @@
+import { type AccessUseCases, type Caller, createAccessUseCases, type Ports, unauthenticated } from '@people-service/domain'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { installAccessTokens, type AccessTokens, type TokenSettings } from '../auth/access-tokens.js'
+import { createAuthenticator } from '../auth/authenticator.js'
+import { readCredentials } from '../auth/credentials.js'
+import { authorize, check, isOperation, operationOfUrl, POLICY, type Requirement } from '../auth/policy.js'
+import { installRateLimits, RATE_LIMIT_DEFAULTS, type RateLimits, type RateLimitSettings } from '../auth/rate-limits.js'
+
+export interface AccessOptions {
+  tokens: TokenSettings
+  limits?: Partial<RateLimitSettings>
+  /** How long an authenticated API key is trusted without a database read (absent revocations). */
+  apiKeyCacheTtlMs?: number
+  /** How often counted API key usage is written to the database. */
+  usageFlushIntervalMs?: number
+}
+
+/** What other adapters (GraphQL, subscriptions) need to apply the same rules. */
+export interface Access {
+  /** Verifies credentials given as header values (or a connection-init payload's fields). */
+  authenticate(credentials: { authorization?: string, apiKey?: string }): Promise<Caller>
+  authorize: typeof authorize
+  tokens: AccessTokens
+  limits: RateLimits
+  useCases: AccessUseCases
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    access: Access
+  }
+}
+
+const ANY_CALLER: Requirement = { access: 'caller' }
+const PUBLIC: Requirement = { access: 'public' }
+const WARN_EVERY_MS = 10_000
+
+/** The caller the access hook verified; routes behind a protected operation always have one. */
+export const callerOf = (request: FastifyRequest): Caller => {
+  if (request.caller === undefined) throw unauthenticated()
+  return request.caller
+}
+
+/**
+ * Authentication, usage counting, per-caller limits and authorization for
+ * every route, in one onRequest hook: before the body is read, so
+ * unauthenticated callers cost no parsing. Which rule applies comes from the
+ * policy table through the route's `config.operation`; a route with no row
+ * fails the start, so nothing is ever public by omission.
+ */
+export const installAccess = async (app: FastifyInstance, ports: Ports, options: AccessOptions): Promise<Access> => {
+  const limitSettings: RateLimitSettings = { ...RATE_LIMIT_DEFAULTS, ...options.limits }
+  let lastWarning = 0
+  const useCases = createAccessUseCases(ports, {
+    ...(limitSettings.max === 0 ? {} : { maxRateLimitWithoutAdmin: limitSettings.max }),
+    apiKeyCache: {
+      ...(options.apiKeyCacheTtlMs === undefined ? {} : { ttlMs: options.apiKeyCacheTtlMs }),
+      onRevocationsUnavailable (error) {
+        if (Date.now() - lastWarning < WARN_EVERY_MS) return
+        lastWarning = Date.now()
+        app.log.warn({ err: error }, 'key revocations unreadable: API keys are read from the database on every request')
+      }
+    }
+  })
+  const tokens = await installAccessTokens(app, options.tokens)
+  const limits = await installRateLimits(app, limitSettings)
+  const authenticateCredentials = createAuthenticator({ tokens, authenticateApiKey: useCases.authenticateApiKey })
+
+  const publicUrls = new Set<string>()
+  app.addHook('onRoute', (route) => {
+    if (route.config?.methodNotAllowed) return
+    const operation = route.config?.operation ?? operationOfUrl(route.url)
+    if (!isOperation(operation)) {
+      throw new Error(`${String(route.method)} ${route.url} has no row in the policy table (auth/policy.ts): set config.operation`)
+    }
+    if (POLICY[operation].access === 'public') publicUrls.add(route.url)
+  })
+
+  const requirementOf = (request: FastifyRequest): { requirement: Requirement, what: string, operation?: string } => {
+    const { config, url } = request.routeOptions
+    const what = `${request.method} ${url ?? request.url.split('?')[0]}`
+    const operation = config.operation ?? (url === undefined ? undefined : operationOfUrl(url))
+    if (operation !== undefined) return { requirement: POLICY[operation], what, operation }
+    // A 405 answers like the path it is about; an unknown path (404) needs
+    // credentials first, so paths cannot be probed anonymously.
+    if (config.methodNotAllowed && url !== undefined && publicUrls.has(url)) return { requirement: PUBLIC, what }
+    return { requirement: ANY_CALLER, what }
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    const { requirement, what, operation } = requirementOf(request)
+    if (requirement.access === 'public') return
+    // Browsers cannot set headers on a WebSocket: subscriptions present their
+    // credentials in the graphql-ws connection-init payload, and the GraphQL
+    // adapter authenticates them there with `app.access.authenticate`.
+    if (operation === 'graphql' && request.headers.upgrade?.toLowerCase() === 'websocket') return
+    const caller = await authenticateCredentials(readCredentials({ authorization: request.headers.authorization, apiKey: request.headers['x-api-key'] }))
+    request.caller = caller
+    if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)
+    await limits.charge(request, reply, caller)
+    check(caller, requirement, what)
+  })
+
+  const flush = async (): Promise<void> => {
+    await useCases.usageMeter.flush().catch((error: unknown) => {
+      app.log.warn({ err: error }, 'could not store API key usage; it is kept for the next attempt')
+    })
+  }
+  const timer = setInterval(() => { void flush() }, options.usageFlushIntervalMs ?? 30_000)
+  timer.unref()
+  app.addHook('onClose', async () => {
+    clearInterval(timer)
+    await flush()
+  })
+
+  const access: Access = {
+    authenticate: ({ authorization, apiKey }) => authenticateCredentials(readCredentials({ authorization, apiKey })),
+    authorize,
+    tokens,
+    limits,
+    useCases
+  }
+  app.decorate('access', access)
+  return access
+}

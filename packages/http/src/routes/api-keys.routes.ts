@@ -1,0 +1,54 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { type Access, callerOf } from '../plugins/access.js'
+import { ApiKeyIdParams, ApiKeySchema, ApiKeyUsageSchema, CreatedApiKeySchema, NewApiKeySchema } from '../schemas/access.schemas.js'
+import { errorResponses } from '../schemas/error.schema.js'
+
+export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (app, { access }) => {
+  const { useCases } = access
+
+  app.post('/api-keys', {
+    config: { operation: 'apiKeys.create' },
+    schema: {
+      tags: ['auth'],
+      summary: 'Create an API key; the key is in this response only',
+      body: NewApiKeySchema,
+      response: { 201: CreatedApiKeySchema, ...errorResponses(400, 401, 403, 429) }
+    }
+  }, async (request, reply) => {
+    const created = await useCases.createApiKey(callerOf(request), request.body)
+    return reply.code(201).header('cache-control', 'no-store').send(created)
+  })
+
+  app.get('/api-keys', {
+    config: { operation: 'apiKeys.list' },
+    schema: {
+      tags: ['auth'],
+      summary: 'The caller\'s active API keys (admins: everyone\'s), without secrets',
+      response: { 200: Type.Array(ApiKeySchema), ...errorResponses(401, 403, 429) }
+    }
+  }, async (request) => useCases.listApiKeys(callerOf(request)))
+
+  app.delete('/api-keys/:id', {
+    config: { operation: 'apiKeys.revoke' },
+    schema: {
+      tags: ['auth'],
+      summary: 'Revoke an API key; it stops working on the next request, on every instance',
+      params: ApiKeyIdParams,
+      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) }
+    }
+  }, async (request) => {
+    await useCases.revokeApiKey(callerOf(request), request.params.id)
+    return { id: request.params.id, deleted: true as const }
+  })
+
+  app.get('/api-keys/:id/usage', {
+    config: { operation: 'apiKeys.usage' },
+    schema: {
+      tags: ['auth'],
+      summary: 'Requests made with an API key, per UTC day',
+      params: ApiKeyIdParams,
+      response: { 200: ApiKeyUsageSchema, ...errorResponses(401, 403, 404, 429) }
+    }
+  }, async (request) => useCases.getApiKeyUsage(callerOf(request), request.params.id))
+}

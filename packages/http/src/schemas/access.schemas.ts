@@ -1,0 +1,61 @@
+import { ACCOUNT_LIMITS, API_KEY_LIMITS, ROLES, SCOPES, type Role, type Scope } from '@people-service/domain'
+import { Type } from '@sinclair/typebox'
+import { Nullable, Timestamp } from './nullable.js'
+
+// Enums rather than unions of literals: Ajv then says "must be equal to one
+// of the allowed values" instead of reporting the first literal that failed.
+const RoleSchema = Type.Unsafe<Role>({ type: 'string', enum: [...ROLES] })
+const ScopeSchema = Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] })
+
+export const LoginSchema = Type.Object({
+  username: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.usernameLength }),
+  password: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.passwordMaxLength })
+}, { additionalProperties: false })
+
+export const TokenSchema = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'seconds' })
+})
+
+export const NewAccountSchema = Type.Object({
+  username: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.usernameLength, pattern: '^[A-Za-z0-9._@-]+$' }),
+  password: Type.String({ minLength: ACCOUNT_LIMITS.passwordMinLength, maxLength: ACCOUNT_LIMITS.passwordMaxLength }),
+  role: RoleSchema
+}, { additionalProperties: false })
+
+export const AccountSchema = Type.Object({
+  id: Type.String(),
+  username: Type.String(),
+  role: RoleSchema,
+  createdAt: Timestamp
+})
+
+export const NewApiKeySchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: API_KEY_LIMITS.nameLength }),
+  scopes: Type.Optional(Type.Array(ScopeSchema, { maxItems: SCOPES.length * 2, description: 'default: every scope of the creator' })),
+  rateLimit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: API_KEY_LIMITS.maxRateLimit, description: 'requests per window; null: the service default' })))
+}, { additionalProperties: false })
+
+const apiKeyFields = {
+  id: Type.String(),
+  name: Type.String(),
+  scopes: Type.Array(ScopeSchema),
+  rateLimit: Nullable(Type.Integer()),
+  createdAt: Timestamp
+}
+
+export const ApiKeySchema = Type.Object(apiKeyFields)
+
+export const CreatedApiKeySchema = Type.Object({
+  ...apiKeyFields,
+  key: Type.String({ description: 'the key itself: shown once, never again' })
+})
+
+export const ApiKeyIdParams = Type.Object({ id: Type.String() })
+
+export const ApiKeyUsageSchema = Type.Object({
+  id: Type.String(),
+  total: Type.Integer(),
+  byDay: Type.Array(Type.Object({ day: Type.String({ description: 'YYYY-MM-DD, UTC' }), requests: Type.Integer() }))
+})

@@ -1,0 +1,169 @@
+import t from 'tap'
+import { accountCaller, ROLES, SCOPES_OF_ROLE, type Role, type Scope } from '@people-service/domain'
+import { authorize, GRAPHQL_FIELD_OPERATIONS, POLICY, type Operation } from '@people-service/http'
+import type { FastifyInstance } from 'fastify'
+import { ADA, apiKeyOf, build, loginAs, type Headers } from './helper.js'
+
+interface Fixture { person: string, friend: string, message: string, key: string }
+
+interface RouteCase {
+  operation: Operation
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  url: (f: Fixture) => string
+  body?: (f: Fixture) => Record<string, unknown>
+  status: number
+}
+
+let users = 0
+/** Every REST route, with a request that succeeds when the caller is allowed. */
+const ROUTES: RouteCase[] = [
+  { operation: 'people.list', method: 'GET', url: () => '/people', status: 200 },
+  { operation: 'person.get', method: 'GET', url: (f) => `/person/${f.person}`, status: 200 },
+  { operation: 'person.create', method: 'POST', url: () => '/person', body: () => ADA, status: 201 },
+  { operation: 'person.create', method: 'POST', url: () => '/person', body: (f) => ({ id: f.person, age: 37 }), status: 200 },
+  { operation: 'person.update', method: 'PUT', url: (f) => `/person/${f.person}`, body: () => ({ age: 37 }), status: 200 },
+  { operation: 'person.update', method: 'PATCH', url: (f) => `/person/${f.person}`, body: () => ({ age: 37 }), status: 200 },
+  { operation: 'person.update', method: 'POST', url: (f) => `/person/${f.person}`, body: () => ({ age: 37 }), status: 200 },
+  { operation: 'person.delete', method: 'DELETE', url: (f) => `/person/${f.person}`, status: 200 },
+  { operation: 'friends.list', method: 'GET', url: (f) => `/person/${f.person}/friends`, status: 200 },
+  { operation: 'friends.add', method: 'PUT', url: (f) => `/person/${f.person}/friends/${f.friend}`, status: 200 },
+  { operation: 'friends.remove', method: 'DELETE', url: (f) => `/person/${f.person}/friends/${f.friend}`, status: 200 },
+  { operation: 'messages.list', method: 'GET', url: (f) => `/person/${f.person}/messages`, status: 200 },
+  { operation: 'message.get', method: 'GET', url: (f) => `/message/${f.message}`, status: 200 },
+  { operation: 'message.send', method: 'POST', url: () => '/message', body: (f) => ({ personId: f.person, text: 'hello' }), status: 201 },
+  { operation: 'users.create', method: 'POST', url: () => '/users', body: () => ({ username: `made-${++users}`, password: 'a long enough password', role: 'viewer' }), status: 201 },
+  { operation: 'apiKeys.create', method: 'POST', url: () => '/api-keys', body: () => ({ name: 'k', scopes: ['people:read'] }), status: 201 },
+  { operation: 'apiKeys.list', method: 'GET', url: () => '/api-keys', status: 200 },
+  { operation: 'apiKeys.revoke', method: 'DELETE', url: (f) => `/api-keys/${f.key}`, status: 200 },
+  { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage`, status: 200 },
+  { operation: 'auth.login', method: 'POST', url: () => '/auth/login', body: () => ({ username: 'nobody', password: 'wrong' }), status: 401 },
+  { operation: 'health.live', method: 'GET', url: () => '/health/live', status: 200 },
+  { operation: 'health.ready', method: 'GET', url: () => '/health/ready', status: 200 }
+]
+
+// Served by adapters that are not REST routes of this package.
+const NOT_REST: Operation[] = ['graphql', 'graphiql', 'docs', 'openapi', 'metrics']
+
+/** What the contract's role table says a caller with these scopes may do. */
+const allowed = (operation: Operation, scopes: readonly Scope[] | undefined, kind: 'account' | 'apiKey'): boolean => {
+  const rule = POLICY[operation]
+  if (rule.access === 'public') return true
+  if (scopes === undefined) return false
+  if ('accounts' in rule && kind !== 'account') return false
+  const scope: Scope | undefined = 'scope' in rule ? rule.scope : undefined
+  return scope === undefined || scopes.includes(scope)
+}
+
+const fixture = async (app: FastifyInstance, admin: Headers, keyOwner: Headers): Promise<Fixture> => {
+  const post = async (url: string, payload: object) => (await app.inject({ method: 'POST', url, headers: admin, payload })).json<{ id: string }>()
+  const person = await post('/person', ADA)
+  const friend = await post('/person', { name: 'Bob' })
+  await app.inject({ method: 'PUT', url: `/person/${person.id}/friends/${friend.id}`, headers: admin })
+  const message = await post('/message', { personId: person.id, text: 'hi' })
+  const key = await apiKeyOf(app, keyOwner, { scopes: ['people:read'] })
+  return { person: person.id, friend: friend.id, message: message.id, key: key.id }
+}
+
+t.test('every REST operation of the policy table is exercised here', async (t) => {
+  const covered = new Set(ROUTES.map((r) => r.operation))
+  const rest = (Object.keys(POLICY) as Operation[]).filter((op) => !NOT_REST.includes(op))
+  t.same([...covered].sort(), rest.sort())
+})
+
+t.test('the role table through REST: every route × every role, key scope and no credentials', async (t) => {
+  const { app, admin } = await build(t, { access: { limits: { max: 0 } } })
+  const accounts = Object.fromEntries(await Promise.all(ROLES.map(async (role) => [role, await loginAs(app, role)]))) as Record<Role, Headers>
+  const keyScopes: Scope[][] = [['people:read'], ['people:write'], ['messages:send'], ['people:read', 'people:write', 'messages:send', 'admin']]
+  const keys = await Promise.all(keyScopes.map(async (scopes) => ({ scopes, headers: await apiKeyOf(app, admin, { scopes }) })))
+
+  const callers: Array<{ name: string, headers: Headers, scopes: readonly Scope[] | undefined, kind: 'account' | 'apiKey', role?: Role }> = [
+    { name: 'no credentials', headers: {}, scopes: undefined, kind: 'account' },
+    ...ROLES.map((role) => ({ name: `${role} account`, headers: accounts[role], scopes: SCOPES_OF_ROLE[role], kind: 'account' as const, role })),
+    ...keys.map(({ scopes, headers }) => ({ name: `key [${scopes.join(' ')}]`, headers: { 'x-api-key': headers['x-api-key'] }, scopes, kind: 'apiKey' as const }))
+  ]
+
+  for (const route of ROUTES) {
+    for (const caller of callers) {
+      // Keys to revoke or inspect belong to the caller's account (or admin's when it is a key), so ownership never decides.
+      const f = await fixture(app, admin, caller.kind === 'account' && caller.role ? caller.headers : admin)
+      const response = await app.inject({ method: route.method, url: route.url(f), headers: caller.headers, ...(route.body ? { payload: route.body(f) } : {}) })
+      const label = `${route.method} ${route.url(f).replace(/[0-9a-f-]{36}/g, ':id')} as ${caller.name}`
+      const isPublic = POLICY[route.operation].access === 'public'
+      if (!isPublic && caller.scopes === undefined) {
+        t.equal(response.statusCode, 401, label)
+        t.equal(response.json().code, 'UNAUTHENTICATED', label)
+      } else if (allowed(route.operation, caller.scopes, caller.kind)) {
+        t.equal(response.statusCode, route.status, `${label}: ${response.body.slice(0, 120)}`)
+      } else {
+        t.equal(response.statusCode, 403, label)
+        t.equal(response.json().code, 'FORBIDDEN', label)
+      }
+    }
+  }
+})
+
+t.test('unknown paths and 405s need credentials unless the path is public', async (t) => {
+  const { app, admin } = await build(t)
+  t.equal((await app.inject({ method: 'GET', url: '/nowhere' })).statusCode, 401)
+  t.equal((await app.inject({ method: 'GET', url: '/nowhere', headers: admin })).statusCode, 404)
+  t.equal((await app.inject({ method: 'DELETE', url: '/people' })).statusCode, 401)
+  const notAllowed = await app.inject({ method: 'DELETE', url: '/people', headers: admin })
+  t.equal(notAllowed.statusCode, 405)
+  t.equal(notAllowed.headers.allow, 'GET, HEAD')
+  t.equal((await app.inject({ method: 'DELETE', url: '/health/live' })).statusCode, 405, 'a public path answers 405 to anyone')
+  t.equal((await app.inject({ method: 'HEAD', url: '/people', headers: admin })).statusCode, 200)
+  t.equal((await app.inject({ method: 'HEAD', url: '/people' })).statusCode, 401)
+})
+
+t.test('a route without a row in the policy table cannot be registered', async (t) => {
+  await build(t, {
+    extend: (app) => { t.throws(() => app.get('/forgotten', async () => ({})), /no row in the policy table/) }
+  })
+})
+
+t.test('GraphQL: every field of the contract\'s schema is governed by the same rows', async (t) => {
+  const contractFields = [
+    'Query.person', 'Query.people', 'Query.message', 'Person.friends', 'Person.messages', 'Message.person',
+    'Mutation.createPerson', 'Mutation.updatePerson', 'Mutation.deletePerson', 'Mutation.addFriend',
+    'Mutation.removeFriend', 'Mutation.sendMessage', 'Subscription.messageSent'
+  ]
+  t.same(Object.keys(GRAPHQL_FIELD_OPERATIONS).sort(), contractFields.sort())
+  const expectedScope: Record<string, Scope> = {
+    Query: 'people:read', Person: 'people:read', Message: 'people:read', Subscription: 'people:read', Mutation: 'people:write'
+  }
+  for (const [field, operation] of Object.entries(GRAPHQL_FIELD_OPERATIONS)) {
+    const scope: Scope = field === 'Mutation.sendMessage' ? 'messages:send' : expectedScope[field.split('.')[0]!]!
+    t.throws(() => authorize(undefined, operation), { code: 'UNAUTHENTICATED' }, `${field} without a caller`)
+    for (const role of ROLES) {
+      const caller = accountCaller({ id: 'a', role })
+      if (SCOPES_OF_ROLE[role].includes(scope)) t.equal(authorize(caller, operation), caller, `${field} as ${role}`)
+      else t.throws(() => authorize(caller, operation), { code: 'FORBIDDEN' }, `${field} as ${role}`)
+    }
+  }
+})
+
+t.test('GraphQL: the hook authenticates /graphql, the adapter authorizes each field with the table', async (t) => {
+  const { app } = await build(t, {
+    extend (app) {
+      // Stands in for the Mercurius route: what a resolver of createPerson does.
+      app.post('/graphql', async (request) => {
+        authorize(request.caller, GRAPHQL_FIELD_OPERATIONS['Mutation.createPerson'])
+        return { data: { createPerson: { id: 'x' } } }
+      })
+      app.get('/graphql', async (request) => ({ deferred: request.caller === undefined }))
+    }
+  })
+  const viewer = await loginAs(app, 'viewer')
+  const editor = await loginAs(app, 'editor')
+  t.equal((await app.inject({ method: 'POST', url: '/graphql', payload: {} })).statusCode, 401, 'no credentials: 401')
+  const denied = await app.inject({ method: 'POST', url: '/graphql', headers: viewer, payload: {} })
+  t.equal(denied.statusCode, 403)
+  t.equal(denied.json().code, 'FORBIDDEN')
+  t.equal(denied.headers['ratelimit-remaining'] !== undefined, true, 'the request counted against the budget')
+  t.equal((await app.inject({ method: 'POST', url: '/graphql', headers: editor, payload: {} })).statusCode, 200)
+  const upgrade = await app.inject({ method: 'GET', url: '/graphql', headers: { upgrade: 'websocket', connection: 'upgrade' } })
+  t.same(upgrade.json(), { deferred: true }, 'a WebSocket handshake is left to the connection-init payload')
+  const viaPayload = await app.access.authenticate({ authorization: editor.authorization })
+  t.equal(viaPayload.kind, 'account', 'connection-init credentials verify through the same authenticator')
+  await t.rejects(app.access.authenticate({ apiKey: 'ps_nope' }), { code: 'UNAUTHENTICATED' })
+})

@@ -1,0 +1,91 @@
+import t from 'tap'
+import type { PasswordHasher } from '@people-service/domain'
+import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { apiKeyOf, build, loginAs, PASSWORD } from './helper.js'
+
+t.test('two callers: one exhausts its budget, the other is unaffected', async (t) => {
+  const { app } = await build(t, { access: { limits: { max: 3, windowMs: 60_000 } } })
+  const alice = await loginAs(app, 'viewer')
+  const bob = await loginAs(app, 'viewer')
+  for (let remaining = 2; remaining >= 0; remaining--) {
+    const response = await app.inject({ method: 'GET', url: '/people', headers: alice })
+    t.equal(response.statusCode, 200)
+    t.equal(response.headers['ratelimit-limit'], '3')
+    t.equal(response.headers['ratelimit-remaining'], String(remaining))
+    t.ok(Number(response.headers['ratelimit-reset']) > 0 && Number(response.headers['ratelimit-reset']) <= 60)
+  }
+  const limited = await app.inject({ method: 'GET', url: '/people', headers: alice })
+  t.equal(limited.statusCode, 429)
+  t.match(limited.json(), { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: /3 requests per 60 s/ })
+  t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After')
+  t.equal(limited.headers['ratelimit-remaining'], '0')
+  t.equal(limited.headers['content-type'], 'application/json; charset=utf-8')
+
+  const other = await app.inject({ method: 'GET', url: '/people', headers: bob })
+  t.equal(other.statusCode, 200, 'another caller keeps its own budget')
+  t.equal(other.headers['ratelimit-remaining'], '2')
+})
+
+t.test('a key\'s own rateLimit replaces the default; a key and its owner count separately', async (t) => {
+  const { app, admin } = await build(t, { access: { limits: { max: 5 } } })
+  const key = await apiKeyOf(app, admin, { rateLimit: 2 })
+  const headers = { 'x-api-key': key['x-api-key'] }
+  const statuses = []
+  for (let i = 0; i < 3; i++) statuses.push((await app.inject({ method: 'GET', url: '/people', headers })).statusCode)
+  t.same(statuses, [200, 200, 429])
+  const owner = await app.inject({ method: 'GET', url: '/people', headers: admin })
+  t.equal(owner.statusCode, 200)
+  t.equal(owner.headers['ratelimit-limit'], '5')
+})
+
+t.test('every response to a caller carries the budget headers, errors included', async (t) => {
+  const { app, as } = await build(t, { access: { limits: { max: 50 } } })
+  const viewer = await as('viewer')
+  const responses = {
+    ok: await app.inject({ method: 'GET', url: '/people', headers: viewer }),
+    'not found': await app.inject({ method: 'GET', url: '/person/nobody', headers: viewer }),
+    'unknown route': await app.inject({ method: 'GET', url: '/nowhere', headers: viewer }),
+    forbidden: await app.inject({ method: 'POST', url: '/person', headers: viewer, payload: { name: 'x' } }),
+    'bad query': await app.inject({ method: 'GET', url: '/people?limit=0', headers: viewer }),
+    'method not allowed': await app.inject({ method: 'DELETE', url: '/people', headers: viewer })
+  }
+  for (const [name, response] of Object.entries(responses)) {
+    t.ok(response.headers['ratelimit-limit'] && response.headers['ratelimit-remaining'] && response.headers['ratelimit-reset'], `${name} (${response.statusCode})`)
+  }
+  const anonymous = await app.inject({ method: 'GET', url: '/people' })
+  t.equal(anonymous.headers['ratelimit-limit'], undefined, 'no caller, no budget')
+})
+
+t.test('RATE_LIMIT_MAX=0 switches per-caller limits off', async (t) => {
+  const { app, admin } = await build(t, { access: { limits: { max: 0 } } })
+  const key = await apiKeyOf(app, admin, { rateLimit: 1 })
+  for (let i = 0; i < 5; i++) {
+    const response = await app.inject({ method: 'GET', url: '/people', headers: { 'x-api-key': key['x-api-key'] } })
+    t.equal(response.statusCode, 200)
+    t.equal(response.headers['ratelimit-limit'], undefined)
+  }
+})
+
+t.test('login guessing hits 429 per address and username, before any password is checked', async (t) => {
+  let verifications = 0
+  const hasher = fastPasswordHasher()
+  const counting: PasswordHasher = { ...hasher, decoyHash: hasher.decoyHash, verify: async (password, hash) => { verifications++; return hasher.verify(password, hash) } }
+  const { app } = await build(t, { ports: createInMemoryPorts({ passwords: counting }), access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
+  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  const attempt = (username: string, password: string) => app.inject({ method: 'POST', url: '/auth/login', payload: { username, password } })
+  verifications = 0
+  for (let i = 0; i < 3; i++) t.equal((await attempt('ada', `guess ${i}`)).statusCode, 401)
+  const blocked = await attempt('ada', PASSWORD)
+  t.equal(blocked.statusCode, 429, 'even the right password waits once the budget is spent')
+  t.equal(blocked.json().code, 'RATE_LIMITED')
+  t.match(blocked.json().message, /too many login attempts for this username/)
+  t.ok(Number(blocked.headers['retry-after']) > 0)
+  t.equal(verifications, 3, 'the blocked attempt never reached the password check')
+  t.equal((await attempt('grace', 'whatever')).statusCode, 401, 'other usernames from the address still get answers')
+
+  // The address as a whole: 5 × 3 = 15 attempts across any usernames. Six
+  // were made so far (the helper's admin login, ada four times, grace once).
+  const statuses: number[] = []
+  for (let i = 0; i < 12; i++) statuses.push((await attempt(`spray-${i}`, 'password1')).statusCode)
+  t.same(statuses, [...Array<number>(9).fill(401), 429, 429, 429], 'spraying many usernames from one address is refused after 15')
+})

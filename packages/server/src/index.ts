@@ -1,0 +1,2 @@
+export { ConfigError, loadConfig, type Config } from './config.js'
+export { startServer, type RunningServer, type StartOptions } from './start-server.js'

@@ -1,0 +1,76 @@
+import t from 'tap'
+import { connectRedis, openRedis } from '@people-service/infra'
+import { call, login, REDIS_URL, redisPrefix, start, tempDatabaseUrl } from './helper.js'
+
+t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', async (t) => {
+  const prefix = await redisPrefix(t)
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '3' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const viewer = await call(one.url, 'POST', '/users', admin, { username: 'vera', password: 'vera has a long password', role: 'viewer' })
+  t.equal(viewer.status, 201)
+  const vera = await login(two.url, 'vera', 'vera has a long password')
+
+  const seen = []
+  for (const base of [one.url, two.url, one.url, two.url]) {
+    const response = await call(base, 'GET', '/people', vera)
+    seen.push(`${response.status}:${response.headers.get('ratelimit-remaining')}`)
+  }
+  t.same(seen, ['200:2', '200:1', '200:0', '429:0'], 'the budget is spent across both instances')
+  const bystander = await call(two.url, 'GET', '/people', admin)
+  t.equal(bystander.status, 200, 'another caller is unaffected')
+
+  const client = openRedis(REDIS_URL)
+  t.ok(await connectRedis(client))
+  t.teardown(() => client.quit())
+  const keys = await client.keys(`${prefix}*`)
+  t.ok(keys.length > 0 && keys.every((key) => key.startsWith(prefix)), `counters live under the prefix: ${keys.join(', ')}`)
+})
+
+t.test('with REDIS_URL, a revocation on one instance holds on the next request to every other', async (t) => {
+  const prefix = await redisPrefix(t)
+  // A cache TTL of an hour: only the shared revocation version can explain a refusal.
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, API_KEY_CACHE_TTL_MS: '3600000' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const { id, key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k' })).json()
+  for (let i = 0; i < 3; i++) t.equal((await call(two.url, 'GET', '/people', { 'x-api-key': key })).status, 200, 'cached on instance two')
+  t.equal((await call(one.url, 'DELETE', `/api-keys/${id}`, admin)).status, 200)
+  const next = await call(two.url, 'GET', '/people', { 'x-api-key': key })
+  t.equal(next.status, 401, 'refused by the other instance on the very next request')
+})
+
+t.test('without Redis, other instances honour a revocation within API_KEY_CACHE_TTL_MS', async (t) => {
+  const env = { DATABASE_URL: tempDatabaseUrl(t), API_KEY_CACHE_TTL_MS: '500' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const { id, key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k' })).json()
+  t.equal((await call(two.url, 'GET', '/people', { 'x-api-key': key })).status, 200)
+  await call(one.url, 'DELETE', `/api-keys/${id}`, admin)
+  t.equal((await call(one.url, 'GET', '/people', { 'x-api-key': key })).status, 401, 'at once on the instance that revoked it')
+  await new Promise((resolve) => setTimeout(resolve, 600))
+  t.equal((await call(two.url, 'GET', '/people', { 'x-api-key': key })).status, 401, 'after the TTL on the others')
+})
+
+t.test('Redis unreachable: requests are served without limits, a warning is logged, revocations still hold', async (t) => {
+  // Port 1 on loopback: nothing listens, connections are refused at once.
+  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_MAX: '2', LOGIN_RATE_LIMIT_MAX: '1' })
+  t.ok(server.logs.some((line) => line.includes('REDIS_URL does not answer')), 'the start says so')
+  const admin = await login(server.url)
+  t.ok(await login(server.url), 'the login limit fails open too')
+  for (let i = 0; i < 4; i++) {
+    const response = await call(server.url, 'GET', '/people', admin)
+    t.equal(response.status, 200, `request ${i + 1} over a budget of 2 is still served`)
+    t.equal(response.headers.get('ratelimit-limit'), null, 'no budget is claimed that is not being counted')
+  }
+  t.equal(server.logs.filter((line) => line.includes('rate-limit store unavailable')).length, 1, 'one warning, not one per request')
+  t.equal((await call(server.url, 'GET', '/people', {})).status, 401, 'authentication is never skipped')
+  const { id, key } = (await call(server.url, 'POST', '/api-keys', admin, { name: 'k' })).json()
+  t.equal((await call(server.url, 'GET', '/people', { 'x-api-key': key })).status, 200)
+  t.equal((await call(server.url, 'DELETE', `/api-keys/${id}`, admin)).status, 200, 'revoking works without Redis')
+  t.equal((await call(server.url, 'GET', '/people', { 'x-api-key': key })).status, 401, 'keys are read from the database while the version is unreadable')
+  t.ok(server.logs.some((line) => line.includes('key revocations unreadable')))
+})

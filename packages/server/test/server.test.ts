@@ -1,0 +1,76 @@
+import t from 'tap'
+import BetterSqlite3 from 'better-sqlite3'
+import { ADMIN_PASSWORD, call, JWT_SECRET, login, start, tempDatabaseUrl } from './helper.js'
+
+t.test('the first admin: generated password printed once, never again', async (t) => {
+  const DATABASE_URL = tempDatabaseUrl(t)
+  const first = await start(t, { DATABASE_URL, ADMIN_PASSWORD: '', LOG_LEVEL: 'info' })
+  const printed = first.logs.filter((line) => line.includes('generated password'))
+  t.equal(printed.length, 1)
+  const password = /generated password (\S+) /.exec(printed[0]!)?.[1]
+  t.ok(password)
+  t.equal((await call(first.url, 'GET', '/people', await login(first.url, 'admin', password))).status, 200)
+  await first.close()
+  const second = await start(t, { DATABASE_URL, ADMIN_PASSWORD: '', LOG_LEVEL: 'info' })
+  t.notOk(second.logs.some((line) => line.includes('generated password')), 'the admin exists: nothing generated or printed')
+  t.ok(await login(second.url, 'admin', password), 'the same password still works')
+})
+
+t.test('without JWT_SECRET a development secret is made once and kept in the database', async (t) => {
+  const DATABASE_URL = tempDatabaseUrl(t)
+  const first = await start(t, { DATABASE_URL, JWT_SECRET: '' })
+  const admin = await login(first.url)
+  await first.close()
+  const second = await start(t, { DATABASE_URL, JWT_SECRET: '' })
+  t.equal((await call(second.url, 'GET', '/people', admin)).status, 200, 'a token survives a restart')
+  const other = await start(t, { DATABASE_URL: tempDatabaseUrl(t), JWT_SECRET: '' })
+  t.equal((await call(other.url, 'GET', '/people', admin)).status, 401, 'another database, another secret')
+})
+
+t.test('usage counted in memory reaches the database at shutdown', async (t) => {
+  const DATABASE_URL = tempDatabaseUrl(t)
+  const server = await start(t, { DATABASE_URL, USAGE_FLUSH_INTERVAL_MS: '3600000' })
+  const admin = await login(server.url)
+  const { id, key } = (await call(server.url, 'POST', '/api-keys', admin, { name: 'k' })).json()
+  for (let i = 0; i < 7; i++) t.equal((await call(server.url, 'GET', '/people', { 'x-api-key': key })).status, 200)
+  await server.close()
+  const raw = new BetterSqlite3(DATABASE_URL.slice('sqlite:'.length), { readonly: true })
+  t.teardown(() => raw.close())
+  t.same(raw.prepare('select key_id, requests from api_key_usage').all(), [{ key_id: id, requests: 7 }])
+  t.same(raw.prepare('select count(*) as n from api_key where secret_hash = ?').get(key), { n: 0 }, 'the key itself is not stored')
+})
+
+t.test('logs never hold a password, token, key or secret; credential headers are redacted', async (t) => {
+  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), LOG_LEVEL: 'trace' })
+  const admin = await login(server.url)
+  const token = admin.authorization!.slice('Bearer '.length)
+  const created = (await call(server.url, 'POST', '/api-keys', admin, { name: 'k' })).json()
+  await call(server.url, 'POST', '/users', admin, { username: 'grace', password: 'grace has a long password', role: 'editor' })
+  await call(server.url, 'POST', '/auth/login', {}, { username: 'grace', password: 'grace has a long password' })
+  await call(server.url, 'POST', '/auth/login', {}, { username: 'grace', password: 'a wrong password guess' })
+  await call(server.url, 'GET', '/people', { 'x-api-key': created.key })
+  await call(server.url, 'GET', '/people', { 'x-api-key': `${created.key.slice(0, -4)}AAAA` })
+  await call(server.url, 'GET', '/people', { authorization: `Bearer ${token}x` })
+  await call(server.url, 'GET', '/nowhere', admin)
+  await call(server.url, 'POST', '/person', admin, '{"name": broken')
+  // What a handler or plugin logging a request's headers or a body would write.
+  server.log.info({ req: { headers: { authorization: admin.authorization, 'x-api-key': created.key } } }, 'headers of a request')
+  server.log.info({ headers: { authorization: admin.authorization, 'x-api-key': created.key } }, 'bare headers')
+  server.log.info({ body: { username: 'grace', password: 'grace has a long password' } }, 'a login body')
+  await server.close()
+
+  const text = server.logs.join('')
+  t.ok(server.logs.length > 20, `trace logs were written (${server.logs.length} lines)`)
+  const secrets = {
+    'admin password': ADMIN_PASSWORD,
+    'user password': 'grace has a long password',
+    'wrong guess': 'a wrong password guess',
+    'access token signature': token.split('.')[2]!,
+    'API key': created.key.slice(3),
+    'JWT secret': JWT_SECRET
+  }
+  for (const [name, secret] of Object.entries(secrets)) t.notOk(text.includes(secret), `no ${name} in the logs`)
+  const redacted = server.logs.filter((line) => line.includes('[redacted]'))
+  t.same(redacted.map((line) => JSON.parse(line).msg), ['bare headers', 'a login body'], 'credential fields are censored')
+  t.match(server.logs.find((line) => line.includes('headers of a request')), /"req":\{\}/, 'the request serializer drops headers before redaction is even needed')
+})
