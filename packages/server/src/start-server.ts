@@ -3,9 +3,9 @@ import {
   localKeyRevocations, scryptPasswordHasher, systemClock, uuidv7Generator,
   type KeyRevocations, type PasswordHasher
 } from '@people-service/domain'
-import { buildApp, inProcessMessageBus, REDACTED_LOG_PATHS } from '@people-service/http'
+import { buildApp, inProcessMessageBus, messageBusOver, REDACTED_LOG_PATHS } from '@people-service/http'
 import {
-  connectRedis, createDatabase, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, sharedSetting,
+  connectRedis, createDatabase, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
   type Redis
 } from '@people-service/infra'
 import type { Config } from './config.js'
@@ -53,9 +53,11 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   // restarts and several local instances accept each other's tokens.
   const jwtSecret = config.jwtSecret ?? await sharedSetting(database, 'jwt_secret', () => randomBytes(48).toString('base64url'))
 
-  // Sent messages reach subscribers through this bus; a shared broker (Redis)
-  // replaces it here when several instances run.
-  const messageBus = inProcessMessageBus()
+  // Sent messages reach subscribers through this bus: in process, or through
+  // Redis so that a subscriber on one instance hears a message sent on another.
+  const messageBus = config.redisUrl === undefined
+    ? inProcessMessageBus()
+    : messageBusOver(redisMessageEmitter(config.redisUrl, config.redisKeyPrefix, (error) => log?.('the subscription channel to Redis failed; reconnecting', error)))
   const ports = {
     ...createRepositories(database),
     passwords: options.passwords ?? scryptPasswordHasher(),

@@ -1,0 +1,46 @@
+import type { EventEmitter } from 'node:events'
+import type { MQEmitter, Message } from 'mqemitter'
+import mqemitterRedis from 'mqemitter-redis'
+
+type Listener = (message: Message, done: () => void) => void
+
+/**
+ * A publish/subscribe emitter shared by every instance through Redis, for
+ * GraphQL subscriptions. Redis channels are global to the server, so every
+ * topic is prefixed with the deployment's key prefix: two deployments on one
+ * Redis never see each other's messages. Listeners see the unprefixed topic.
+ */
+export const redisMessageEmitter = (url: string, prefix: string, onError: (error: Error) => void = () => {}): MQEmitter => {
+  const inner = mqemitterRedis({ connectionString: url })
+  // Connection trouble is reported on `state` (untyped in the package's
+  // declarations); unheard, an 'error' event would throw. ioredis reconnects
+  // by itself, and subscriptions resume.
+  ;(inner as unknown as { state: EventEmitter }).state.on('error', onError)
+  const wrapped = new Map<Listener, Listener>()
+  const emitter: MQEmitter = {
+    get current () { return inner.current },
+    get concurrent () { return inner.concurrent },
+    on (topic, listener, callback) {
+      const unprefixing: Listener = (message, done) => listener({ ...message, topic }, done)
+      wrapped.set(listener, unprefixing)
+      inner.on(prefix + topic, unprefixing, callback)
+      return emitter
+    },
+    emit (message, callback) {
+      inner.emit({ ...message, topic: prefix + message.topic }, callback)
+    },
+    removeListener (topic, listener, callback) {
+      const unprefixing = wrapped.get(listener)
+      wrapped.delete(listener)
+      if (unprefixing === undefined) {
+        callback?.()
+        return
+      }
+      inner.removeListener(prefix + topic, unprefixing, callback)
+    },
+    close (callback) {
+      inner.close(callback)
+    }
+  }
+  return emitter
+}
