@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import t from 'tap'
+import { adminHeaders, startServerProcess } from './server-process.js'
+
+/*
+ * Two server processes against one PostgreSQL database and one Redis, as a
+ * load balancer would see them: they must behave as one service.
+ */
+const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+const admin = async (statement: string) => {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try { await client.query(statement) } finally { await client.end() }
+}
+
+const call = async (url: string, headers: Record<string, string>, init: { method?: string, body?: unknown } = {}) => {
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers: { ...headers, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
+  })
+  return { status: response.status, headers: response.headers, body: await response.json() as Record<string, unknown> }
+}
+
+t.test('two instances on one PostgreSQL and one Redis behave as one service', async (t) => {
+  const name = `people_two_${randomBytes(5).toString('hex')}`
+  await admin(`create database ${name}`)
+  t.teardown(() => admin(`drop database if exists ${name} with (force)`))
+  const env = {
+    DATABASE_URL: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `${name}:`,
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    RATE_LIMIT_MAX: '40',
+    RATE_LIMIT_WINDOW_MS: '60000',
+    LOG_LEVEL: 'info'
+  }
+  // Started together, as replicas are: migrations and the first admin must not race.
+  const [one, two] = await Promise.all([startServerProcess(t, env), startServerProcess(t, env)])
+
+  await t.test('a person created through one is read through the other', async (t) => {
+    const headers = await adminHeaders(one.url)
+    const created = await call(`${one.url}/person`, headers, { method: 'POST', body: { name: 'Ada Lovelace' } })
+    t.equal(created.status, 201)
+    const read = await call(`${two.url}/person/${String(created.body.id)}`, headers)
+    t.equal(read.status, 200)
+    t.equal(read.body.name, 'Ada Lovelace')
+  })
+
+  await t.test('a token issued by one is accepted by the other', async (t) => {
+    const fromOne = await adminHeaders(one.url)
+    t.equal((await call(`${two.url}/people`, fromOne)).status, 200)
+  })
+
+  await t.test('a key revoked through one stops working on the other at once', async (t) => {
+    const headers = await adminHeaders(one.url)
+    const key = await call(`${one.url}/api-keys`, headers, { method: 'POST', body: { name: 'revoke me', scopes: ['people:read'] } })
+    t.equal(key.status, 201)
+    const keyHeaders = { 'x-api-key': String(key.body.key) }
+    t.equal((await call(`${two.url}/people`, keyHeaders)).status, 200, 'the other instance knows the key (and caches it)')
+    t.equal((await call(`${one.url}/api-keys/${String(key.body.id)}`, headers, { method: 'DELETE' })).status, 200)
+    t.equal((await call(`${two.url}/people`, keyHeaders)).status, 401, 'refused on the very next request')
+  })
+
+  await t.test("one caller's budget spans both instances", async (t) => {
+    const headers = await adminHeaders(one.url)
+    const key = await call(`${one.url}/api-keys`, headers, { method: 'POST', body: { name: 'budget', scopes: ['people:read'], rateLimit: 6 } })
+    const keyHeaders = { 'x-api-key': String(key.body.key) }
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) statuses.push((await call(`${one.url}/people`, keyHeaders)).status)
+    for (let i = 0; i < 2; i++) statuses.push((await call(`${two.url}/people`, keyHeaders)).status)
+    const over = await call(`${two.url}/people`, keyHeaders)
+    t.same(statuses, [200, 200, 200, 200, 200, 200], 'six requests, split over both, within the budget of six')
+    t.equal(over.status, 429, 'the seventh is over the shared budget')
+    t.ok(over.headers.get('retry-after'), 'with Retry-After')
+    t.equal(over.headers.get('ratelimit-limit'), '6')
+  })
+})
