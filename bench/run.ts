@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -7,9 +8,12 @@ import { freePort, printTable, run, saveResults, startProcess, stopProcess, type
 
 /*
  * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50]
- * Seeds a fresh SQLite file, starts the real server and a bare Fastify
- * ceiling, runs each scenario with autocannon, prints one table of req/s,
- * latency and the ratio to the ceiling, and writes it to bench/results/.
+ *
+ * Seeds a fresh SQLite file, starts a bare Fastify server (the ceiling) and
+ * the real server in production mode (logs at warn, authentication on, rate
+ * limits high enough not to interfere), runs every scenario with autocannon
+ * using an API key, and prints req/s, latency, errors and the ratio to the
+ * ceiling. The table is also written to bench/results/.
  */
 const { values } = parseArgs({
   options: {
@@ -23,26 +27,27 @@ const { values } = parseArgs({
 const people = Number(values.people)
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
+const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
+
+const rssOf = (pid: number | undefined): number => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'people-bench-'))
 const databaseUrl = `sqlite:${join(dir, 'people.db')}`
 try {
   const database = createDatabase({ url: databaseUrl, sqliteSynchronous: 'NORMAL' })
   await migrateToLatest(database)
-  const started = performance.now()
+  const seeding = performance.now()
   const { ids } = await seedDatabase(database, { people, friends: Number(values.friends), messages: Number(values.messages) })
   await database.close()
-  process.stdout.write(`seeded ${people} people in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+  const seedSeconds = (performance.now() - seeding) / 1000
+  process.stdout.write(`seeded ${people} people in ${seedSeconds.toFixed(1)} s\n`)
 
-  const randomId = () => ids[Math.floor(Math.random() * ids.length)]
-  const scenarios: Scenario[] = [
-    { name: 'GET /person/<id>', request: () => ({ path: `/person/${randomId()}` }) },
-    { name: 'GET /people?limit=100', request: () => ({ path: '/people?limit=100' }) }
-  ]
-
+  const results: Result[] = []
   const ceilingPort = await freePort()
   const ceiling = await startProcess(['--import', 'tsx', new URL('./ceiling-server.ts', import.meta.url).pathname], { PORT: String(ceilingPort) }, `http://127.0.0.1:${ceilingPort}/hello`)
-  const results: Result[] = []
   try {
     results.push(await run(`http://127.0.0.1:${ceilingPort}`, { name: 'ceiling: bare Fastify GET /hello', request: () => ({ path: '/hello' }) }, seconds, connections))
   } finally {
@@ -50,11 +55,56 @@ try {
   }
 
   const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
   const server = await startProcess([new URL('../packages/server/dist/main.js', import.meta.url).pathname], {
-    PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production'
-  }, `http://127.0.0.1:${port}/health/ready`)
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    ADMIN_PASSWORD,
+    RATE_LIMIT_MAX: '10000000'
+  }, `${base}/health/ready`)
+  let rss = 0
   try {
-    for (const scenario of scenarios) results.push(await run(`http://127.0.0.1:${port}`, scenario, seconds, connections))
+    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) })
+    const token = (await login.json() as { access_token: string }).access_token
+    const created = await fetch(`${base}/api-keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: 'bench', scopes: ['people:read', 'people:write', 'messages:send'] })
+    })
+    const key = (await created.json() as { key: string }).key
+    const headers = { 'x-api-key': key }
+    const json = { ...headers, 'content-type': 'application/json' }
+
+    // The cursor 90% deep, reached the way a client would: page after page.
+    let deep = '/people?limit=1000'
+    for (let seen = 0; seen < Math.floor(people * 0.9) - 1000;) {
+      const page = await fetch(`${base}${deep}`, { headers })
+      seen += (await page.json() as unknown[]).length
+      const next = /^<([^>]+)>/.exec(page.headers.get('link') ?? '')?.[1]
+      if (next === undefined) break
+      deep = next
+    }
+    const deepCursor = new URL(deep, base).searchParams.get('cursor') ?? ''
+
+    const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
+    const graphqlGet = (query: string, variables?: object) =>
+      `/graphql?query=${encodeURIComponent(query)}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`
+    const personWithFriends = 'query ($id: ID!) { person(id: $id) { name age friends(limit: 10) { name } } }'
+    const scenarios: Scenario[] = [
+      { name: 'GET /person/<id>', headers, request: () => ({ path: `/person/${randomId()}` }) },
+      { name: 'GET /people?limit=100', headers, request: () => ({ path: '/people?limit=100' }) },
+      { name: 'GET /people?limit=100 at 90% depth', headers, request: () => ({ path: `/people?limit=100&cursor=${deepCursor}` }) },
+      { name: 'GET /person/<id>/friends', headers, request: () => ({ path: `/person/${randomId()}/friends` }) },
+      { name: 'POST /person', method: 'POST', headers: json, request: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${Math.random()}`, age: 30 }) }) },
+      { name: 'POST /message', method: 'POST', headers: json, request: () => ({ path: '/message', body: JSON.stringify({ personId: randomId(), text: 'hello from the bench' }) }) },
+      { name: 'GraphQL person + friends(10)', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) },
+      { name: 'GraphQL people(100) x friends(10)', headers, request: () => ({ path: graphqlGet('{ people(limit: 100) { name friends(limit: 10) { name } } }') }) }
+    ]
+    for (const scenario of scenarios) results.push(await run(base, scenario, seconds, connections))
+    rss = rssOf(server.pid)
   } finally {
     await stopProcess(server)
   }
@@ -62,7 +112,8 @@ try {
   const ceilingRate = results[0]!.requestsPerSecond
   for (const result of results) result.ratio = result.requestsPerSecond / ceilingRate
   printTable(results)
-  const file = saveResults('bench', { people, seconds, connections, results })
+  process.stdout.write(`server RSS after the run: ${rss} MB; seeding: ${seedSeconds.toFixed(1)} s\n`)
+  const file = saveResults('bench', { people, seconds, connections, seedSeconds, serverRssMb: rss, results })
   process.stdout.write(`written to ${file}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })
