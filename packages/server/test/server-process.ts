@@ -31,8 +31,8 @@ export interface ServerProcess {
  * Starts the real server on a free port (PORT=0) against a SQLite file in a
  * temporary folder, and resolves once it logs where it listens.
  */
-export const startServerProcess = async (t: Teardown, env: Record<string, string> = {}): Promise<ServerProcess> => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'people-service-e2e-'))
+export const startServerProcess = async (t: Teardown, env: Record<string, string> = {}, reuse?: { dataDir: string }): Promise<ServerProcess> => {
+  const dataDir = reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'people-service-e2e-'))
   const child = spawn(process.execPath, [MAIN], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dataDir, 'people.db')}`, LOG_LEVEL: 'info', ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -44,7 +44,7 @@ export const startServerProcess = async (t: Teardown, env: Record<string, string
   t.teardown(async () => {
     if (child.exitCode === null) child.kill('SIGKILL')
     await exited
-    rmSync(dataDir, { recursive: true, force: true })
+    if (reuse === undefined) rmSync(dataDir, { recursive: true, force: true })
   })
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 15_000)
