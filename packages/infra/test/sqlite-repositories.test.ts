@@ -46,7 +46,7 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
     'account by username': "select * from account where username = 'x'",
     'api key by lookup id': "select * from api_key where lookup_id = 'x'",
     'keys of one owner': "select * from api_key where owner_id = 'x' and revoked_at is null order by created_at, id limit 10",
-    'keys of everyone': "select * from api_key where revoked_at is null order by created_at, id limit 10",
+    'keys of everyone': 'select * from api_key where revoked_at is null order by created_at, id limit 10',
     'usage of one key': "select day, requests from api_key_usage where key_id = 'x' order by day"
   }
   for (const [name, query] of Object.entries(lookups)) {

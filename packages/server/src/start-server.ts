@@ -39,14 +39,14 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   }
   // Redis problems are reported where they matter (rate limits, key
   // revocations); the app's logger does not exist yet, so early ones wait.
-  let log: ((message: string, error: unknown) => void) | undefined
+  const logger: { warn?: (message: string, error: unknown) => void } = {}
   let redisReachable = true
   let revocations: KeyRevocations & { close?(): void } = localKeyRevocations()
   if (config.redisUrl !== undefined) {
     redis = openRedis(config.redisUrl)
     redisReachable = await connectRedis(redis)
     revocations = redisKeyRevocations(redis, config.redisKeyPrefix, {
-      onAnnounceFailed: (error) => log?.('a revoked API key could not be announced through Redis yet; retrying every second', error)
+      onAnnounceFailed: (error) => logger.warn?.('a revoked API key could not be announced through Redis yet; retrying every second', error)
     })
   }
   // Outside production a secret is made once and kept in the database, so
@@ -57,7 +57,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   // Redis so that a subscriber on one instance hears a message sent on another.
   const messageBus = config.redisUrl === undefined
     ? inProcessMessageBus()
-    : messageBusOver(redisMessageEmitter(config.redisUrl, config.redisKeyPrefix, (error) => log?.('the subscription channel to Redis failed; reconnecting', error)))
+    : messageBusOver(redisMessageEmitter(config.redisUrl, config.redisKeyPrefix, (error) => logger.warn?.('the subscription channel to Redis failed; reconnecting', error)))
   const ports = {
     ...createRepositories(database),
     passwords: options.passwords ?? scryptPasswordHasher(),
@@ -108,7 +108,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     revocations.close?.()
     if (redis !== undefined) redis.disconnect()
   })
-  log = (message, error) => app.log.warn({ err: error }, message)
+  logger.warn = (message, error) => app.log.warn({ err: error }, message)
 
   if (config.jwtSecret === undefined) app.log.info('JWT_SECRET is unset: signing with the development secret kept in the database')
   if (!redisReachable) app.log.warn('REDIS_URL does not answer yet: rate limits are off and API keys are read from the database until it does')

@@ -16,7 +16,6 @@ t.test('the defaults of the README', async (t) => {
   })
 })
 
-
 t.test('values are read and checked', async (t) => {
   const config = loadConfig({ HOST: '0.0.0.0', PORT: '8080', DATABASE_URL: 'postgres://u@h/db', LOG_LEVEL: 'warn', NODE_ENV: 'production', JWT_SECRET: 's'.repeat(40) })
   t.match(config, { host: '0.0.0.0', port: 8080, databaseUrl: 'postgres://u@h/db', logLevel: 'warn', production: true })
@@ -29,7 +28,6 @@ t.test('values are read and checked', async (t) => {
   t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /CORS_ORIGINS/)
 })
-
 
 t.test('defaults follow the contract', async (t) => {
   const config = loadConfig({})

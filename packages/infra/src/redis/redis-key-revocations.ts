@@ -39,9 +39,9 @@ export const redisKeyRevocations = (client: Redis, prefix: string, { retryMs = 1
     async revoked () {
       if (retry !== undefined || await announce()) return
       retry = setInterval(() => {
-        void announce().then((done) => {
+        announce().then((done) => {
           if (done) { clearInterval(retry); retry = undefined }
-        })
+        }, () => {})
       }, retryMs)
       retry.unref()
     },
