@@ -57,6 +57,8 @@ export interface AppOptions {
   pressure?: { maxEventLoopDelay: number, sampleInterval?: number }
   /** Extra figures for GET /metrics. */
   metrics?: MetricsOptions
+  /** Slow clients: the most a request's headers, and a whole request, may take (ms). */
+  timeouts?: { headersMs: number, requestMs: number }
 }
 
 /** Publishes to both: the caller's port and the bus subscribers listen on. */
@@ -89,6 +91,10 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     genReqId: requestIdOf,
     // Path segments longer than this cannot be ids: the router answers 404.
     routerOptions: { maxParamLength: 200 },
+    // A client that trickles its request in holds a socket: bounded, and
+    // checked every second rather than Node's default 30 s.
+    requestTimeout: options.timeouts?.requestMs ?? 30_000,
+    http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
     frameworkErrors: answerRouterError
   }).withTypeProvider<TypeBoxTypeProvider>()
 

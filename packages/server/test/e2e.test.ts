@@ -67,3 +67,19 @@ t.test('a bad configuration value stops the start with a message naming the vari
     t.match(result.stderr, new RegExp(`configuration error: ${name}`))
   }
 })
+
+t.test('slow clients are cut off: headers that never finish do not hold a socket', async (t) => {
+  const { connect } = await import('node:net')
+  const server = await startServerProcess(t)
+  const { port } = new URL(server.url)
+  const socket = connect(Number(port), '127.0.0.1')
+  await new Promise((resolve) => socket.on('connect', resolve))
+  socket.write('GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ')
+  const started = Date.now()
+  let answer = ''
+  socket.on('data', (chunk) => { answer += chunk.toString() })
+  await new Promise((resolve) => socket.on('close', resolve))
+  const took = Date.now() - started
+  t.ok(took < 15_000, `the server closed the connection after ${took} ms`)
+  t.match(answer, /^HTTP\/1\.1 408|^$/, 'with 408 Request Timeout, or simply closed')
+})
