@@ -46,8 +46,13 @@ try {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const server = await startProcess([new URL('../packages/server/dist/main.js', import.meta.url).pathname], {
-    PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', NODE_ENV: 'production',
-    JWT_SECRET: randomBytes(32).toString('base64url'), ADMIN_PASSWORD, RATE_LIMIT_MAX: '10000000'
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    ADMIN_PASSWORD,
+    RATE_LIMIT_MAX: '10000000'
   }, `${base}/health/ready`)
   try {
     const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) })
