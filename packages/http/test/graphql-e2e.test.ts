@@ -96,7 +96,7 @@ t.test('GET, POST and a subscription on the real server', async (t) => {
 
 t.test('an app built without a message bus makes its own, beside the caller\'s events port', async (t) => {
   const events = inMemoryMessageEvents()
-  const { app, api } = await build(t, { ports: createInMemoryPorts({ events }) })
+  const { app } = await build(t, { ports: createInMemoryPorts({ events }) })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`

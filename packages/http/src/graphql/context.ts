@@ -30,12 +30,21 @@ export interface ContextInput {
   maxCost: number
 }
 
-export const createContextFields = (input: ContextInput): ContextFields => ({
-  ...input,
-  // No cache: a subscription's context lives as long as its connection, and
-  // a person read there must not be served stale to a later event.
-  people: new DataLoader(async (ids) => {
-    const found = await input.useCases.getPeopleByIds(ids)
-    return ids.map((id) => found.get(id) ?? null)
-  }, { cache: false })
-})
+/**
+ * The fields of one context. A subscription's context is made when its
+ * connection initialises, before the caller is known: the caller is merged
+ * in from the connection-init payload (plugin.ts, `onConnect`).
+ */
+export function createContextFields (input: ContextInput): ContextFields
+export function createContextFields (input: Omit<ContextInput, 'caller'>): Omit<ContextFields, 'caller'>
+export function createContextFields (input: Omit<ContextInput, 'caller'> & { caller?: Caller }): Omit<ContextFields, 'caller'> {
+  return {
+    ...input,
+    // No cache: a subscription's context lives as long as its connection, and
+    // a person read there must not be served stale to a later event.
+    people: new DataLoader(async (ids) => {
+      const found = await input.useCases.getPeopleByIds(ids)
+      return ids.map((id) => found.get(id) ?? null)
+    }, { cache: false })
+  }
+}
