@@ -6,7 +6,14 @@ import type { Caller } from '../types.js'
 /** What every resolver and loader of one request (or one subscription) can reach. */
 export interface GraphQLContext extends MercuriusContext {
   useCases: UseCases
-  caller: Caller
+  /**
+   * The verified caller: set by the access hook (HTTP) or from the
+   * connection-init payload (subscriptions). Undefined only in the context
+   * Mercurius builds for a request refused before execution (its error
+   * path); nothing executes without a caller, since every field is
+   * authorized before execution (authorization.ts).
+   */
+  caller: Caller | undefined
   requestId: string
   /** The operation the client named, if any: the limits need it before execution. */
   operationName: string | undefined
@@ -24,7 +31,7 @@ export type ContextFields = Omit<GraphQLContext, keyof MercuriusContext>
 
 export interface ContextInput {
   useCases: UseCases
-  caller: Caller
+  caller: Caller | undefined
   requestId: string
   operationName: string | undefined
   maxCost: number
@@ -35,16 +42,12 @@ export interface ContextInput {
  * connection initialises, before the caller is known: the caller is merged
  * in from the connection-init payload (plugin.ts, `onConnect`).
  */
-export function createContextFields (input: ContextInput): ContextFields
-export function createContextFields (input: Omit<ContextInput, 'caller'>): Omit<ContextFields, 'caller'>
-export function createContextFields (input: Omit<ContextInput, 'caller'> & { caller?: Caller }): Omit<ContextFields, 'caller'> {
-  return {
-    ...input,
-    // No cache: a subscription's context lives as long as its connection, and
-    // a person read there must not be served stale to a later event.
-    people: new DataLoader(async (ids) => {
-      const found = await input.useCases.getPeopleByIds(ids)
-      return ids.map((id) => found.get(id) ?? null)
-    }, { cache: false })
-  }
-}
+export const createContextFields = (input: ContextInput): ContextFields => ({
+  ...input,
+  // No cache: a subscription's context lives as long as its connection, and
+  // a person read there must not be served stale to a later event.
+  people: new DataLoader(async (ids) => {
+    const found = await input.useCases.getPeopleByIds(ids)
+    return ids.map((id) => found.get(id) ?? null)
+  }, { cache: false })
+})

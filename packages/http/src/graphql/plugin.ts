@@ -2,7 +2,7 @@ import { isDomainError, type Caller, type UseCases } from '@people-service/domai
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
 import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import mercurius from 'mercurius'
-import { callerOf, type Access } from '../plugins/access.js'
+import type { Access } from '../plugins/access.js'
 import { RateLimitedError } from '../auth/rate-limits.js'
 import { assertEveryRootFieldGoverned, coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from './authorization.js'
 import { createContextFields, type GraphQLContext } from './context.js'
@@ -214,9 +214,11 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       validationRules,
       graphql: { parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } },
       // The app-level access hook has authenticated the request already.
+      // Not callerOf: Mercurius also builds a context to answer a request the
+      // hook refused, and a throw there would lose the GraphQL error shape.
       context: (request: FastifyRequest) => createContextFields({
         useCases,
-        caller: callerOf(request),
+        caller: request.caller,
         requestId: request.id,
         operationName: operationNameOf(request),
         maxCost
@@ -228,6 +230,7 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
         onConnect: authenticateConnection(app, access),
         context: (_socket, request: FastifyRequest) => createContextFields({
           useCases,
+          caller: undefined,
           requestId: request.id,
           operationName: undefined,
           maxCost

@@ -1,6 +1,7 @@
 import { isDomainError, type Message, type Person, type PersonSummary } from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
 import mercurius from 'mercurius'
+import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
 import { authorizeSubscription } from './authorization.js'
 import type { GraphQLContext } from './context.js'
 import type { PersonParent } from './loaders.js'
@@ -102,8 +103,10 @@ export const resolvers: Resolvers = {
       await useCases.unfriend(personId, friendId)
       return useCases.getPerson(personId)
     },
+    // The sender is the caller, as REST's callerOf gives it (authorized
+    // before execution; `authorize` here only narrows the type).
     sendMessage: (_, { personId, text }, { useCases, caller }) =>
-      useCases.sendMessage({ personId, text, senderId: caller.id })
+      useCases.sendMessage({ personId, text, senderId: authorize(caller, GRAPHQL_FIELD_OPERATIONS['Mutation.sendMessage']).id })
   },
   Person: {
     age: async (person, _, context) => (await whole(person, context))?.age ?? null,
