@@ -126,6 +126,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await app.register(messagesRoutes, { useCases })
   await registerGraphQL(app, {
     useCases,
+    access,
     messageBus,
     production,
     maxCost: options.graphqlMaxCost ?? GRAPHQL_LIMITS.defaultMaxCost,

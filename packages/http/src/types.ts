@@ -1,4 +1,4 @@
-import type { AccessUseCases, Caller, UseCases } from '@people-service/domain'
+import type { Caller, UseCases } from '@people-service/domain'
 import type { Operation } from './auth/policy.js'
 
 export type { Caller }

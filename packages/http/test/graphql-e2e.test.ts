@@ -3,24 +3,27 @@ import { createInMemoryPorts, inMemoryMessageEvents } from '@people-service/doma
 import { auditServer } from 'graphql-http'
 import { createClient, type Client } from 'graphql-ws'
 import WebSocket from 'ws'
-import { build, realServer, type GraphQLBody } from './helper.js'
+import { apiKeyOf, build, callerIdOf, loginAs, realServer, type GraphQLBody, type Headers as Credentials } from './helper.js'
 
 /*
  * The real server on a real port: what a client sees over TCP, including
  * WebSocket subscriptions, and the GraphQL over HTTP audit suite.
  */
 
-const post = async (url: string, query: string, variables?: Record<string, unknown>) => {
+const post = async (url: string, credentials: Credentials, query: string, variables?: Record<string, unknown>) => {
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    headers: { ...credentials, 'content-type': 'application/json', accept: 'application/graphql-response+json' },
     body: JSON.stringify({ query, variables })
   })
   return { status: response.status, type: response.headers.get('content-type'), body: await response.json() as GraphQLBody }
 }
 
-const wsClient = (t: { teardown(fn: () => unknown): void }, url: string): Client => {
-  const client = createClient({ url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false })
+/** A graphql-ws client whose connection-init payload carries `credentials` (header names as keys). */
+const wsClient = (t: { teardown(fn: () => unknown): void }, url: string, credentials: Record<string, string>): Client => {
+  const client = createClient({
+    url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, connectionParams: credentials
+  })
   t.teardown(() => client.dispose())
   return client
 }
@@ -64,53 +67,54 @@ const subscribe = (client: Client, query: string, variables: Record<string, unkn
 }
 
 t.test('GET, POST and a subscription on the real server', async (t) => {
-  const { url } = await realServer(t)
+  const { app, url, admin } = await realServer(t)
+  const adminId = await callerIdOf(app, admin)
 
-  const created = await post(url, 'mutation ($input: PersonInput!) { createPerson(input: $input) { id name } }', { input: { name: 'Ada' } })
+  const created = await post(url, admin, 'mutation ($input: PersonInput!) { createPerson(input: $input) { id name } }', { input: { name: 'Ada' } })
   t.equal(created.status, 200)
   t.equal(created.type, 'application/graphql-response+json; charset=utf-8')
   const ada = (created.body.data as { createPerson: { id: string } }).createPerson
-  const other = (await post(url, 'mutation { createPerson(input: { name: "Bob" }) { id } }')).body.data as { createPerson: { id: string } }
+  const other = (await post(url, admin, 'mutation { createPerson(input: { name: "Bob" }) { id } }')).body.data as { createPerson: { id: string } }
 
-  const get = await fetch(`${url}/graphql?${new URLSearchParams({ query: 'query ($id: ID!) { person(id: $id) { name } }', variables: JSON.stringify({ id: ada.id }) })}`)
+  const get = await fetch(`${url}/graphql?${new URLSearchParams({ query: 'query ($id: ID!) { person(id: $id) { name } }', variables: JSON.stringify({ id: ada.id }) })}`, { headers: admin })
   t.equal(get.status, 200)
   t.same(await get.json(), { data: { person: { name: 'Ada' } } })
 
   const send = (personId: string, text: string) => fetch(`${url}/message`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ personId, text })
+    method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ personId, text })
   })
-  const subscription = subscribe(wsClient(t, url), 'subscription ($p: ID) { messageSent(personId: $p) { text senderId sentAt person { name } } }', { p: ada.id })
+  const subscription = subscribe(wsClient(t, url, admin), 'subscription ($p: ID) { messageSent(personId: $p) { text senderId sentAt person { name } } }', { p: ada.id })
   await subscription.listening(() => send(ada.id, 'probe'))
   t.equal((await send(other.createPerson.id, 'not for Ada')).status, 201)
   const viaRest = await send(ada.id, 'sent over REST')
   t.equal(viaRest.status, 201)
   const sentAt = ((await viaRest.json()) as { sentAt: string }).sentAt
-  await post(url, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "sent over GraphQL") { id } }', { p: ada.id })
+  await post(url, admin, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "sent over GraphQL") { id } }', { p: ada.id })
   const events = await subscription.after(2)
   t.match(events, [
-    { data: { messageSent: { text: 'sent over REST', senderId: 'anonymous', sentAt, person: { name: 'Ada' } } } },
-    { data: { messageSent: { text: 'sent over GraphQL', senderId: 'anonymous', sentAt: String, person: { name: 'Ada' } } } }
+    { data: { messageSent: { text: 'sent over REST', senderId: adminId, sentAt, person: { name: 'Ada' } } } },
+    { data: { messageSent: { text: 'sent over GraphQL', senderId: adminId, sentAt: String, person: { name: 'Ada' } } } }
   ], 'only messages to Ada arrive, from REST and from GraphQL alike')
   t.equal(events.length, 2)
 })
 
 t.test('an app built without a message bus makes its own, beside the caller\'s events port', async (t) => {
   const events = inMemoryMessageEvents()
-  const { app, api } = await build(t, { ports: createInMemoryPorts({ events }) })
+  const { app, admin } = await build(t, { ports: createInMemoryPorts({ events }) })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
-  const ada = (await post(url, 'mutation { createPerson(input: { name: "Ada" }) { id } }')).body.data as { createPerson: { id: string } }
-  const subscription = subscribe(wsClient(t, url), 'subscription { messageSent { text } }', {})
-  await subscription.listening(() => post(url, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "probe") { id } }', { p: ada.createPerson.id }))
-  await post(url, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "hello") { id } }', { p: ada.createPerson.id })
+  const ada = (await post(url, admin, 'mutation { createPerson(input: { name: "Ada" }) { id } }')).body.data as { createPerson: { id: string } }
+  const subscription = subscribe(wsClient(t, url, admin), 'subscription { messageSent { text } }', {})
+  await subscription.listening(() => post(url, admin, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "probe") { id } }', { p: ada.createPerson.id }))
+  await post(url, admin, 'mutation ($p: ID!) { sendMessage(personId: $p, text: "hello") { id } }', { p: ada.createPerson.id })
   t.same(await subscription.after(1), [{ data: { messageSent: { text: 'hello' } } }], 'the subscriber got it')
   t.match(events.sent.at(-1), { text: 'hello' }, 'and so did the port the caller passed')
 })
 
 t.test('a subscription over the limits is refused before it subscribes', async (t) => {
-  const { url } = await realServer(t, { graphqlMaxCost: 100 })
-  const client = wsClient(t, url)
+  const { url, admin } = await realServer(t, { graphqlMaxCost: 100 })
+  const client = wsClient(t, url, admin)
   const refuse = (query: string) => new Promise<unknown>((resolve) => {
     client.subscribe({ query }, { next: resolve, error: resolve, complete: () => resolve('completed') })
   })
@@ -119,6 +123,96 @@ t.test('a subscription over the limits is refused before it subscribes', async (
   t.match(await refuse('subscription { messageSent { person { friends(limit: 101) { name } } } }'),
     [{ message: /^friends\(limit:\) must be an integer from 0 to 100/ }])
   t.match(await refuse('subscription { messageSent { nope } }'), [{ message: /Cannot query field "nope"/ }])
+})
+
+/**
+ * A raw graphql-transport-ws connection: sends connection_init with
+ * `payload` and answers what came back until the server closed the socket,
+ * or acknowledged (then it is closed here).
+ */
+const connectionInit = (url: string, payload: unknown) => new Promise<{ messages: Array<{ type: string, payload?: unknown }>, closedByServer: boolean }>((resolve, reject) => {
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
+  const messages: Array<{ type: string, payload?: unknown }> = []
+  let closedByServer = true
+  const timer = setTimeout(() => { closedByServer = false; socket.close() }, 5000)
+  socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', ...(payload === undefined ? {} : { payload }) })))
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as { type: string, payload?: unknown }
+    messages.push(message)
+    if (message.type === 'connection_ack') { closedByServer = false; socket.close() }
+  })
+  socket.on('error', reject)
+  socket.on('close', () => { clearTimeout(timer); resolve({ messages, closedByServer }) })
+})
+
+t.test('subscriptions authenticate in the connection-init payload; a key receives a message sent over REST', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const ada = (await post(url, admin, 'mutation { createPerson(input: { name: "Ada" }) { id } }')).body.data as { createPerson: { id: string } }
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'] })
+  const viewer = await loginAs(app, 'viewer')
+  const send = (text: string) => fetch(`${url}/message`, {
+    method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ personId: ada.createPerson.id, text })
+  })
+  for (const [name, credentials] of [['an API key', { 'x-api-key': key['x-api-key'] }], ['a viewer\'s token', viewer]] as const) {
+    const subscription = subscribe(wsClient(t, url, credentials), 'subscription { messageSent { text person { name } } }', {})
+    await subscription.listening(() => send('probe'))
+    t.equal((await send(`over REST, to ${name}`)).status, 201)
+    t.same(await subscription.after(1), [{ data: { messageSent: { text: `over REST, to ${name}`, person: { name: 'Ada' } } } }], name)
+  }
+
+  t.same((await connectionInit(url, { Authorization: admin.authorization })).messages, [{ type: 'connection_ack' }], 'payload keys are read whatever their case')
+  const revoked = await apiKeyOf(app, admin)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api-keys/${revoked.id}`, headers: admin })).statusCode, 200)
+  const refused: Array<[string, unknown]> = [
+    ['no payload', undefined],
+    ['an empty payload', {}],
+    ['a token that is not one', { authorization: 'Bearer not-a-token' }],
+    ['no Bearer prefix', { authorization: admin.authorization!.slice('Bearer '.length) }],
+    ['an unknown key', { 'x-api-key': 'ps_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+    ['a revoked key', { 'x-api-key': revoked['x-api-key'] }],
+    ['both credentials', { authorization: admin.authorization, 'x-api-key': key['x-api-key'] }],
+    ['a credential that is not a string', { authorization: ['Bearer', 'x'] }],
+    ['credentials as headers, not the payload', { headers: admin }]
+  ]
+  for (const [name, payload] of refused) {
+    const { messages, closedByServer } = await connectionInit(url, payload)
+    t.notOk(messages.some((m) => m.type === 'connection_ack'), `${name}: no connection_ack`)
+    t.same(messages, [{ type: 'connection_error', payload: { message: 'Forbidden' } }], `${name}: refused`)
+    t.ok(closedByServer, `${name}: the server closed the connection`)
+  }
+
+  const anonymous = wsClient(t, url, {})
+  const outcome = await new Promise<unknown>((resolve) => {
+    anonymous.subscribe({ query: 'subscription { messageSent { text } }' }, { next: (value) => resolve(['next', value]), error: (error) => resolve(['error', error]), complete: () => resolve(['complete']) })
+  })
+  t.equal((outcome as unknown[])[0], 'error', 'a graphql-ws client without credentials gets an error, never an event')
+})
+
+t.test('a subscription is authorized through the policy table, and counts against the caller\'s budget', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const refuse = (client: Client, query: string) => new Promise<unknown>((resolve) => {
+    client.subscribe({ query }, { next: resolve, error: resolve, complete: () => resolve('completed') })
+  })
+  for (const scopes of [['people:write'], ['messages:send']]) {
+    const key = await apiKeyOf(app, admin, { scopes })
+    const client = wsClient(t, url, { 'x-api-key': key['x-api-key'] })
+    t.match(await refuse(client, 'subscription { messageSent { text } }'),
+      [{ message: 'Subscription.messageSent needs the people:read scope', extensions: { code: 'FORBIDDEN' } }], `a key with ${scopes.join(' ')}`)
+  }
+
+  const limited = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 2 })
+  const client = wsClient(t, url, { 'x-api-key': limited['x-api-key'] })
+  const sub = 'subscription { messageSent { text } }'
+  for (let n = 1; n <= 2; n++) {
+    const outcome = await Promise.race([refuse(client, sub), new Promise((resolve) => setTimeout(() => resolve('listening'), 300))])
+    t.equal(outcome, 'listening', `subscription ${n} of 2 is served`)
+  }
+  t.match(await refuse(client, sub), [{ message: /rate limit exceeded for this API key/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }],
+    'the third is past the budget')
+  const rest = await fetch(`${url}/people`, { headers: { 'x-api-key': limited['x-api-key'] } })
+  t.equal(rest.status, 429, 'one budget for REST, GraphQL and subscriptions')
+  const usage = await app.inject({ method: 'GET', url: `/api-keys/${limited.id}/usage`, headers: admin })
+  t.equal(usage.json<{ total: number }>().total, 4, 'each subscription counted in the key\'s usage, as the REST request was')
 })
 
 /*
@@ -135,8 +229,14 @@ const DELIBERATE_SHOULD_FAILURES = {
 }
 
 t.test('GraphQL over HTTP audit: every MUST passes; failing SHOULDs are deliberate', async (t) => {
-  const { url } = await realServer(t)
-  const results = await auditServer({ url: `${url}/graphql` })
+  const { url, admin } = await realServer(t)
+  // The audits' requests carry the admin's token, as a client's would.
+  const fetchFn = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const headers = new Headers(init.headers)
+    headers.set('authorization', admin.authorization!)
+    return fetch(input, { ...init, headers })
+  }
+  const results = await auditServer({ url: `${url}/graphql`, fetchFn })
   const failing = results.filter((r) => r.status !== 'ok')
   const must = failing.filter((r) => r.name.startsWith('MUST'))
   t.same(must.map((r) => `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`), [], 'no MUST fails')

@@ -10,7 +10,7 @@ const codesOf = (body: { errors?: Array<{ extensions?: Record<string, unknown> }
   (body.errors ?? []).map((e) => e.extensions?.code)
 
 t.test('a domain error reaches the client with the code REST shows, data null where it failed', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const { createPerson: ada } = await gqlData<Created>(api, 'mutation { createPerson(input: { name: "Ada" }) { id } }')
   const cases: Array<[string, Record<string, unknown>, string, string?]> = [
     ['mutation ($id: ID!) { updatePerson(id: $id, input: { name: "x" }) { id } }', { id: UNKNOWN }, 'PERSON_NOT_FOUND'],
@@ -36,7 +36,7 @@ t.test('a domain error reaches the client with the code REST shows, data null wh
 })
 
 t.test('a query that does not parse or validate is 400 with every error, and no data', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const parse = await graphql(api, getGraphQL('{ people { name }'))
   t.equal(parse.status, 400)
   t.same(codesOf(parse.body), ['GRAPHQL_PARSE_FAILED'])
@@ -52,7 +52,7 @@ t.test('a query that does not parse or validate is 400 with every error, and no 
 })
 
 t.test('variables that are missing, of the wrong type or not JSON are 400', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const query = 'query ($id: ID!) { person(id: $id) { name } }'
   for (const request of [getGraphQL(query), getGraphQL(query, { id: 5.5 }), postGraphQL(query, { id: null })]) {
     const { status, body } = await graphql(api, request)
@@ -67,7 +67,7 @@ t.test('variables that are missing, of the wrong type or not JSON are 400', asyn
 })
 
 t.test('an operationName that selects nothing is 400', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const document = 'query A { people { id } } query B { people { name } }'
   for (const request of [getGraphQL(document), postGraphQL(document), getGraphQL(document, undefined, 'C'), postGraphQL(document, undefined, 'C')]) {
     const { status, body } = await graphql(api, request)
@@ -78,7 +78,7 @@ t.test('an operationName that selects nothing is 400', async (t) => {
 })
 
 t.test('a mutation over GET is 405 with Allow: POST, and nothing runs', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const { status, body, response } = await graphql(api, getGraphQL('mutation { createPerson(input: { name: "Eve" }) { id } }'))
   t.equal(status, 405)
   t.equal(response.headers.allow, 'POST')
@@ -91,7 +91,7 @@ t.test('a mutation over GET is 405 with Allow: POST, and nothing runs', async (t
 })
 
 t.test('other methods on /graphql and /graphiql are 405 with Allow', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
     const response = await api.inject({ method, url: '/graphql' })
     t.equal(response.statusCode, 405, method)
@@ -104,7 +104,7 @@ t.test('other methods on /graphql and /graphiql are 405 with Allow', async (t) =
 })
 
 t.test('bodies the endpoint cannot read are 400 in GraphQL shape', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const post = (payload: string, contentType?: string) => graphql(api, {
     method: 'POST', url: '/graphql', payload, headers: contentType === undefined ? {} : { 'content-type': contentType }
   })
@@ -129,7 +129,7 @@ t.test('bodies the endpoint cannot read are 400 in GraphQL shape', async (t) => 
 })
 
 t.test('a JSON-encoded AST in place of a query is refused', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ast = JSON.stringify({ kind: 'Document', definitions: [{ kind: 'OperationDefinition', operation: 'query', selectionSet: { kind: 'SelectionSet', selections: [{ kind: 'Field', name: { kind: 'Name', value: '__typename' } }] } }] })
   for (const request of [getGraphQL(ast), postGraphQL(ast)]) {
     const { status, body } = await graphql(api, request)
@@ -139,7 +139,7 @@ t.test('a JSON-encoded AST in place of a query is refused', async (t) => {
 })
 
 t.test('content negotiation follows GraphQL over HTTP', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ask = async (accept: string | undefined) => {
     const response = await api.inject({ ...getGraphQL('{ __typename }'), headers: accept === undefined ? {} : { accept } })
     return { status: response.statusCode, type: response.headers['content-type'] }
@@ -158,7 +158,7 @@ t.test('content negotiation follows GraphQL over HTTP', async (t) => {
 })
 
 t.test('list limits out of range are refused before running, naming the argument', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const cases: Array<[string, Record<string, unknown> | undefined, RegExp]> = [
     ['{ people(limit: 0) { id } }', undefined, /^people\(limit:\) must be an integer from 1 to 1000, not 0$/],
     ['{ people(limit: 1001) { id } }', undefined, /^people\(limit:\)/],
@@ -178,7 +178,7 @@ t.test('list limits out of range are refused before running, naming the argument
 })
 
 t.test('queries deeper than 10 levels are 400, fragments included, introspection excluded', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const nest = (levels: number): string => levels === 1 ? 'name' : `friends(limit: 1) { ${nest(levels - 1)} }`
   const ten = await graphql(api, getGraphQL(`{ people(limit: 1) { ${nest(9)} } }`))
   t.equal(ten.status, 200, '10 levels run')
@@ -194,7 +194,7 @@ t.test('queries deeper than 10 levels are 400, fragments included, introspection
 })
 
 t.test('a query over the cost budget is 400 naming its cost, and nothing runs', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const query = 'mutation { createPerson(input: { name: "Eve" }) { friends(limit: 100) { friends(limit: 100) { friends(limit: 10) { id } } } } }'
   const { status, body } = await graphql(api, postGraphQL(query))
   t.equal(status, 400)
@@ -210,7 +210,7 @@ t.test('a query over the cost budget is 400 naming its cost, and nothing runs', 
 })
 
 t.test('the cost budget is an option; costs add up over aliases, fragments and variables', async (t) => {
-  const { app, api } = await build(t, { graphqlMaxCost: 1000 })
+  const { api } = await build(t, { graphqlMaxCost: 1000 })
   const cost = async (query: string, variables?: Record<string, unknown>) => {
     const { status, body } = await graphql(api, getGraphQL(query, variables))
     return status === 200 ? 'ok' : body.errors?.[0]?.extensions?.cost
@@ -223,7 +223,7 @@ t.test('the cost budget is an option; costs add up over aliases, fragments and v
 })
 
 t.test('caps on aliases, directives and tokens', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(' ')
   const tooManyAliases = await graphql(api, postGraphQL(`{ ${aliases} }`))
   t.equal(tooManyAliases.status, 400)
@@ -238,7 +238,7 @@ t.test('caps on aliases, directives and tokens', async (t) => {
 })
 
 t.test('in production: no introspection, no GraphiQL, no "Did you mean"', async (t) => {
-  const { app, api } = await build(t, { production: true })
+  const { api } = await build(t, { production: true })
   const introspection = await graphql(api, getGraphQL('{ __schema { queryType { name } } }'))
   t.equal(introspection.status, 400)
   t.match(introspection.body.errors?.[0]?.message, /introspection/)
@@ -246,7 +246,7 @@ t.test('in production: no introspection, no GraphiQL, no "Did you mean"', async 
   const typo = await graphql(api, getGraphQL('{ peple { id } }'))
   t.equal(typo.status, 400)
   t.same(typo.body.errors?.[0]?.message, 'Cannot query field "peple" on type "Query".')
-  const { app: dev } = await build(t)
+  const { api: dev } = await build(t)
   t.match((await graphql(dev, getGraphQL('{ peple { id } }'))).body.errors?.[0]?.message, /Did you mean "people"\?/, 'outside production, suggestions help')
 })
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { uuidv7Generator, type IdGenerator } from '@people-service/domain'
+import type { IdGenerator } from '@people-service/domain'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 import type { InjectOptions } from 'fastify'
 import { build, graphql, postGraphQL, type Injector } from './helper.js'
@@ -11,11 +11,15 @@ import { build, graphql, postGraphQL, type Injector } from './helper.js'
  */
 
 const idAt = (n: number): string => `00000000-0000-7000-8000-${n.toString(16).padStart(12, '0')}`
-/** Predictable ids from `arm()` on; before it (the test admin's account), ordinary ones. */
+/**
+ * Predictable ids: from `arm()` on, idAt(1), idAt(2)…; before it (the test
+ * admin's account, the caller of every request) a range of their own, so
+ * both apps have the same caller and messages the same senderId.
+ */
 const counting = (): IdGenerator & { arm(): void } => {
-  const before = uuidv7Generator()
+  let before = 0
   let n: number | undefined
-  return { next: () => (n === undefined ? before.next() : idAt(++n)), arm: () => { n = 0 } }
+  return { next: () => (n === undefined ? idAt(0x100000 + ++before) : idAt(++n)), arm: () => { n = 0 } }
 }
 const clock = { now: () => new Date('2026-11-21T10:00:00.000Z') }
 const [ADA, BOB, CYD] = [idAt(1), idAt(2), idAt(3)]

@@ -38,6 +38,10 @@ export const apiKeyOf = async (app: FastifyInstance, owner: Headers, body: Recor
   return { 'x-api-key': key, id }
 }
 
+/** The account or key id that credentials authenticate as: what a message records as its sender. */
+export const callerIdOf = async (app: FastifyInstance, credentials: Headers): Promise<string> =>
+  (await app.access.authenticate({ authorization: credentials.authorization, apiKey: credentials['x-api-key'] })).id
+
 /** Full ports over some repositories (a real database's), as the composition root makes them. */
 export const portsOver = (repositories: Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>): Ports => ({
   ...repositories,

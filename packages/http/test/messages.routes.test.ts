@@ -2,7 +2,7 @@ import t from 'tap'
 import { ADA, build } from './helper.js'
 
 t.test('POST /message sends: 201, Location, the message; GET /message/<id> reads it', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
   const res = await api.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: 'Hello, Ada 👋' } })
   t.equal(res.statusCode, 201)
@@ -14,7 +14,7 @@ t.test('POST /message sends: 201, Location, the message; GET /message/<id> reads
 })
 
 t.test('POST /message refuses bad bodies with 400 and unknown people with 404', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
   for (const [name, body] of [
     ['empty text', { personId: ada.id, text: '' }],
@@ -36,7 +36,7 @@ t.test('POST /message refuses bad bodies with 400 and unknown people with 404', 
 })
 
 t.test('GET /person/<id>/messages is newest first and pages with Link', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
   for (let i = 0; i < 5; i++) {
     await api.inject({ method: 'POST', url: '/message', payload: { personId: ada.id, text: `m${i}` } })

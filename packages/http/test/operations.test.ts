@@ -4,7 +4,7 @@ import { buildApp } from '@people-service/http'
 import { build, TEST_JWT_SECRET } from './helper.js'
 
 t.test('the OpenAPI document is generated from the routes and lists exactly the API', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const res = await api.inject('/openapi.json')
   t.equal(res.statusCode, 200)
   const doc = res.json() as { openapi: string, paths: Record<string, Record<string, unknown>>, components: { schemas: Record<string, unknown> } }
@@ -25,7 +25,7 @@ t.test('the OpenAPI document is generated from the routes and lists exactly the 
 })
 
 t.test('GET /metrics speaks Prometheus: requests by route pattern and status, latency, pool', async (t) => {
-  const { app, api } = await build(t, { metrics: { poolStats: () => ({ total: 4, idle: 3, waiting: 0 }) } })
+  const { api } = await build(t, { metrics: { poolStats: () => ({ total: 4, idle: 3, waiting: 0 }) } })
   await api.inject('/person/01a1fe78-fcb4-7000-a350-7afc4e244c67')
   await api.inject('/people')
   const res = await api.inject('/metrics')
@@ -38,7 +38,7 @@ t.test('GET /metrics speaks Prometheus: requests by route pattern and status, la
 })
 
 t.test('security headers on every response, errors included', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   for (const url of ['/people', '/nowhere']) {
     const res = await api.inject(url)
     t.equal(res.headers['x-content-type-options'], 'nosniff', url)
@@ -48,7 +48,7 @@ t.test('security headers on every response, errors included', async (t) => {
 })
 
 t.test('CORS: configured origins only, never a wildcard', async (t) => {
-  const { app, api } = await build(t, { corsOrigins: ['https://app.example.org'] })
+  const { api } = await build(t, { corsOrigins: ['https://app.example.org'] })
   const preflight = (origin: string) => api.inject({ method: 'OPTIONS', url: '/people', headers: { origin, 'access-control-request-method': 'GET' } })
   const allowed = await preflight('https://app.example.org')
   t.equal(allowed.statusCode, 204)

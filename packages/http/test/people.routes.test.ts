@@ -13,7 +13,7 @@ const nextLink = (link: string | string[] | number | undefined): string | undefi
   typeof link === 'string' ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
 
 t.test('GET /people on an empty service is an empty list', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const res = await api.inject('/people')
   t.equal(res.statusCode, 200)
   t.same(res.json(), [])
@@ -21,7 +21,7 @@ t.test('GET /people on an empty service is an empty list', async (t) => {
 })
 
 t.test('GET /people pages by id, with Link rel="next" while more exist', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const made = []
   for (let i = 0; i < 5; i++) made.push(await create(api, { name: `Person ${i}` }))
   const seen: Array<{ id: string, name: string }> = []
@@ -39,7 +39,7 @@ t.test('GET /people pages by id, with Link rel="next" while more exist', async (
 })
 
 t.test('GET /people?name= filters case-insensitively and keeps the filter in the next link', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   for (const name of ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'ADA King']) await create(api, { name })
   const res = await api.inject('/people?name=ada&limit=1')
   t.same(res.json().map((p: { name: string }) => p.name), ['Ada Lovelace'])
@@ -49,7 +49,7 @@ t.test('GET /people?name= filters case-insensitively and keeps the filter in the
 })
 
 t.test('GET /people rejects bad limits, cursors and unknown parameters with 400', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'cursor=garbage', 'cursor=' + Buffer.from('{"a":1}').toString('base64url'), 'colour=red']) {
     const res = await api.inject(`/people?${query}`)
     t.equal(res.statusCode, 400, query)
@@ -60,7 +60,7 @@ t.test('GET /people rejects bad limits, cursors and unknown parameters with 400'
 })
 
 t.test('GET /person/<id> returns the whole person', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = await create(api, ADA)
   const res = await api.inject(`/person/${ada.id}`)
   t.equal(res.statusCode, 200)
@@ -71,7 +71,7 @@ t.test('GET /person/<id> returns the whole person', async (t) => {
 })
 
 t.test('an id that names nothing, or is not well formed, is 404 JSON', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   for (const id of ['01a1fe78-fcb4-7000-a350-7afc4e244c67', 'not-an-id', 'x'.repeat(300), '%00']) {
     for (const [method, url] of [['GET', `/person/${id}`], ['DELETE', `/person/${id}`], ['GET', `/person/${id}/friends`], ['GET', `/person/${id}/messages`], ['GET', `/message/${id}`]] as const) {
       const res = await api.inject({ method, url })

@@ -13,7 +13,7 @@ const snapshot = async (api: App) => {
 }
 
 t.test('POST /person creates: 201, Location, the person with defaults', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const res = await post(api, '/person', { name: 'Grace Hopper' })
   t.equal(res.statusCode, 201)
   const body = res.json()
@@ -24,7 +24,7 @@ t.test('POST /person creates: 201, Location, the person with defaults', async (t
 })
 
 t.test('every field rule is refused with 400 naming the field, and nothing is stored', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = (await post(api, '/person', ADA)).json()
   const before = await snapshot(api)
   const cases: Array<[string, unknown, RegExp]> = [
@@ -66,7 +66,7 @@ t.test('every field rule is refused with 400 naming the field, and nothing is st
 })
 
 t.test('updates: fields left out keep their value, null clears, address merges', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = (await post(api, '/person', ADA)).json()
   const put = await post(api, `/person/${ada.id}`, { age: 37 }, 'PUT')
   t.equal(put.statusCode, 200)
@@ -85,7 +85,7 @@ t.test('updates: fields left out keep their value, null clears, address merges',
 })
 
 t.test('DELETE /person/<id> removes the person with friendships and messages', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = (await post(api, '/person', ADA)).json()
   const bob = (await post(api, '/person', { name: 'Bob' })).json()
   await api.inject({ method: 'PUT', url: `/person/${ada.id}/friends/${bob.id}` })
@@ -100,7 +100,7 @@ t.test('DELETE /person/<id> removes the person with friendships and messages', a
 })
 
 t.test('friendships: mutual, idempotent, limited, never with oneself', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const ada = (await post(api, '/person', ADA)).json()
   const friends = []
   for (let i = 0; i < 12; i++) friends.push((await post(api, '/person', { name: `Friend ${i}` })).json())

@@ -2,7 +2,7 @@ import t from 'tap'
 import { accountCaller, ROLES, SCOPES_OF_ROLE, type Role, type Scope } from '@people-service/domain'
 import { authorize, GRAPHQL_FIELD_OPERATIONS, POLICY, type Operation } from '@people-service/http'
 import type { FastifyInstance } from 'fastify'
-import { ADA, apiKeyOf, build, loginAs, type Headers } from './helper.js'
+import { ADA, apiKeyOf, build, clientOf, getGraphQL, graphql, loginAs, postGraphQL, type Headers } from './helper.js'
 
 interface Fixture { person: string, friend: string, message: string, key: string }
 
@@ -142,28 +142,33 @@ t.test('GraphQL: every field of the contract\'s schema is governed by the same r
   }
 })
 
-t.test('GraphQL: the hook authenticates /graphql, the adapter authorizes each field with the table', async (t) => {
-  const { app } = await build(t, {
-    extend (app) {
-      // Stands in for the Mercurius route: what a resolver of createPerson does.
-      app.post('/graphql', async (request) => {
-        authorize(request.caller, GRAPHQL_FIELD_OPERATIONS['Mutation.createPerson'])
-        return { data: { createPerson: { id: 'x' } } }
-      })
-      app.get('/graphql', async (request) => ({ deferred: request.caller === undefined }))
-    }
-  })
-  const viewer = await loginAs(app, 'viewer')
+t.test('GraphQL: the hook authenticates /graphql and counts it; the adapter authorizes each field with the table', async (t) => {
+  const { app, api } = await build(t)
+  const viewer = clientOf(app, await loginAs(app, 'viewer'))
+  const editor = clientOf(app, await loginAs(app, 'editor'))
+  const create = postGraphQL('mutation { createPerson(input: { name: "Ada" }) { id } }')
+  for (const request of [getGraphQL('{ people { id } }'), create]) {
+    const anonymous = await graphql(app, request)
+    t.equal(anonymous.status, 401, `${String(request.method)} without credentials: 401`)
+    t.match(anonymous.body, { errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] })
+  }
+  const denied = await graphql(viewer, create)
+  t.equal(denied.status, 403)
+  t.same(denied.body, { errors: [{ message: 'Mutation.createPerson needs the people:write scope', locations: [{ line: 1, column: 12 }], extensions: { code: 'FORBIDDEN' } }] })
+  t.ok(denied.response.headers['ratelimit-remaining'] !== undefined, 'the request counted against the budget')
+  t.same((await api.inject({ method: 'GET', url: '/people' })).json(), [], 'the mutation did not run')
+  const allowed = await graphql(editor, create)
+  t.equal(allowed.status, 200)
+  t.match(allowed.body, { data: { createPerson: { id: String } } })
+  const upgrade = await graphql(app, { ...getGraphQL('{ people { id } }'), headers: { upgrade: 'websocket', connection: 'upgrade' } })
+  t.equal(upgrade.status, 401, 'only a real WebSocket upgrade is left to the connection-init payload')
+})
+
+t.test('GraphQL: connection-init credentials verify through the same authenticator', async (t) => {
+  const { app } = await build(t)
   const editor = await loginAs(app, 'editor')
-  t.equal((await app.inject({ method: 'POST', url: '/graphql', payload: {} })).statusCode, 401, 'no credentials: 401')
-  const denied = await app.inject({ method: 'POST', url: '/graphql', headers: viewer, payload: {} })
-  t.equal(denied.statusCode, 403)
-  t.equal(denied.json().code, 'FORBIDDEN')
-  t.equal(denied.headers['ratelimit-remaining'] !== undefined, true, 'the request counted against the budget')
-  t.equal((await app.inject({ method: 'POST', url: '/graphql', headers: editor, payload: {} })).statusCode, 200)
-  const upgrade = await app.inject({ method: 'GET', url: '/graphql', headers: { upgrade: 'websocket', connection: 'upgrade' } })
-  t.same(upgrade.json(), { deferred: true }, 'a WebSocket handshake is left to the connection-init payload')
   const viaPayload = await app.access.authenticate({ authorization: editor.authorization })
-  t.equal(viaPayload.kind, 'account', 'connection-init credentials verify through the same authenticator')
+  t.equal(viaPayload.kind, 'account')
   await t.rejects(app.access.authenticate({ apiKey: 'ps_nope' }), { code: 'UNAUTHENTICATED' })
+  await t.rejects(app.access.authenticate({}), { code: 'UNAUTHENTICATED' })
 })

@@ -19,7 +19,7 @@ const ALL = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'
 const concrete = (path: string) => path.replace(':id', '01a1fe78-fcb4-7000-a350-7afc4e244c67').replace(':friendId', '01a1fe78-fcb4-7000-a350-7afc4e244c68')
 
 t.test('every documented path answers 405 with Allow for every method it does not offer', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   for (const [path, offered] of Object.entries(DOCUMENTED)) {
     for (const method of ALL.filter((m) => !offered.includes(m))) {
       const res = await api.inject({ method, url: concrete(path) })
@@ -32,7 +32,7 @@ t.test('every documented path answers 405 with Allow for every method it does no
 })
 
 t.test('unknown paths are 404 JSON, whatever the method', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   for (const [method, url] of [['GET', '/'], ['GET', '/persons'], ['POST', '/people/1/2/3'], ['DELETE', '/nothing']] as const) {
     const res = await api.inject({ method, url })
     t.equal(res.statusCode, 404, `${method} ${url}`)
@@ -42,7 +42,7 @@ t.test('unknown paths are 404 JSON, whatever the method', async (t) => {
 })
 
 t.test('transport errors are 400 JSON: malformed JSON, wrong content type, too large', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const cases = [
     { name: 'malformed JSON', payload: '{"name": ', headers: { 'content-type': 'application/json' } },
     { name: 'text/plain', payload: 'name=Ada', headers: { 'content-type': 'text/plain' } },
@@ -62,7 +62,7 @@ t.test('transport errors are 400 JSON: malformed JSON, wrong content type, too l
 })
 
 t.test('an empty body sent as JSON is no body: fine where none is needed, refused where one is', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   const headers = { 'content-type': 'application/json' }
   const ada = (await api.inject({ method: 'POST', url: '/person', payload: ADA })).json()
   const bob = (await api.inject({ method: 'POST', url: '/person', payload: { name: 'Bob' } })).json()
@@ -76,7 +76,7 @@ t.test('an empty body sent as JSON is no body: fine where none is needed, refuse
 t.test('an unexpected failure is a bare 500: no stack, no SQL, the request id to quote', async (t) => {
   const ports = createInMemoryPorts()
   ports.people.findById = async () => { throw new Error('SQLITE_ERROR: near "SELECT": syntax error at /srv/app/src/x.ts:12') }
-  const { app, api } = await build(t, { ports })
+  const { api } = await build(t, { ports })
   const res = await api.inject({ url: '/person/01a1fe78-fcb4-7000-a350-7afc4e244c67', headers: { 'x-request-id': 'trace-me-1' } })
   t.equal(res.statusCode, 500)
   t.same(Object.keys(res.json()).sort(), ['code', 'error', 'message', 'requestId', 'statusCode'])
@@ -85,7 +85,7 @@ t.test('an unexpected failure is a bare 500: no stack, no SQL, the request id to
 })
 
 t.test('X-Request-Id is echoed when sensible and generated otherwise', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   t.equal((await api.inject({ url: '/people', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'], 'abc-123')
   const generated = (await api.inject('/people')).headers['x-request-id']
   t.match(generated, /^[0-9a-f-]{36}$/)
@@ -94,7 +94,7 @@ t.test('X-Request-Id is echoed when sensible and generated otherwise', async (t)
 })
 
 t.test('HEAD on a list answers like GET without a body', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   await api.inject({ method: 'POST', url: '/person', payload: ADA })
   const res = await api.inject({ method: 'HEAD', url: '/people' })
   t.equal(res.statusCode, 200)
@@ -102,7 +102,7 @@ t.test('HEAD on a list answers like GET without a body', async (t) => {
 })
 
 t.test('health: live always, ready when the database answers', async (t) => {
-  const { app, api } = await build(t)
+  const { api } = await build(t)
   t.same((await api.inject('/health/live')).json(), { status: 'ok' })
   t.same((await api.inject('/health/ready')).json(), { status: 'ok' })
   const down = await build(t, { ready: async () => { throw new Error('connection refused') } })
@@ -115,7 +115,7 @@ t.test('a database that is unavailable is 503 JSON, not 500', async (t) => {
   const ports = createInMemoryPorts()
   const { DomainError } = await import('@people-service/domain')
   ports.people.list = async () => { throw new DomainError('DEPENDENCY_UNAVAILABLE', 'the database is unavailable, try again shortly') }
-  const { app, api } = await build(t, { ports })
+  const { api } = await build(t, { ports })
   const res = await api.inject('/people')
   t.equal(res.statusCode, 503)
   t.equal(res.json().code, 'DEPENDENCY_UNAVAILABLE')

@@ -43,7 +43,7 @@ t.test('the token matrix: everything but a valid, pinned HS256 token is 401, nev
     'tampered payload (role raised)': `${goodHeader}.${b64({ ...claims, role: 'admin' })}.${goodSignature}`,
     'tampered signature': `${goodHeader}.${goodPayload}.${goodSignature!.slice(0, -2)}AA`,
     'no signature': `${goodHeader}.${goodPayload}.`,
-    'expired': signed(header, { ...claims, iat: now() - 1000, exp: now() - 1 }),
+    expired: signed(header, { ...claims, iat: now() - 1000, exp: now() - 1 }),
     'no exp': signed(header, without('exp')),
     'exp not a number': signed(header, { ...claims, exp: 'tomorrow' }),
     'not yet valid (nbf)': signed(header, { ...claims, nbf: now() + 600 }),
@@ -64,9 +64,9 @@ t.test('the token matrix: everything but a valid, pinned HS256 token is 401, nev
     'header not JSON': `${b64('{')}.${goodPayload}.${goodSignature}`,
     'two parts': `${goodHeader}.${goodPayload}`,
     'four parts': `${good}.extra`,
-    'garbage': 'not-a-token',
+    garbage: 'not-a-token',
     'dots only': '..',
-    'huge': 'a'.repeat(10_000)
+    huge: 'a'.repeat(10_000)
   }
   for (const [name, token] of Object.entries(cases)) {
     const response = await app.inject({ method: 'GET', url: '/people', headers: { authorization: `Bearer ${token}` } })

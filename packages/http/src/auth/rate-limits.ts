@@ -23,17 +23,28 @@ export const RATE_LIMIT_DEFAULTS: RateLimitSettings = { max: 1000, windowMs: 60_
 const LOGIN_ADDRESS_FACTOR = 5
 
 export interface RateLimits {
-  /** Counts a request against the caller's budget; throws 429 past it. */
-  charge(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<void>
+  /**
+   * Counts a request against the caller's budget; throws 429 past it. The
+   * `RateLimit-*` headers go on `reply` when there is one (a subscription
+   * over WebSocket has none).
+   */
+  charge(request: FastifyRequest, reply: FastifyReply | undefined, caller: Caller): Promise<void>
   /** Counts a login attempt per address and per address + username; throws 429 past either. */
   chargeLogin(request: FastifyRequest, reply: FastifyReply, username: string): Promise<void>
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>
 
-class RateLimitedError extends Error {
+export class RateLimitedError extends Error {
   readonly statusCode = 429
   readonly code = 'RATE_LIMITED'
+  /** Seconds until the window resets (the `Retry-After` value). */
+  readonly retryAfter: number
+
+  constructor (message: string, retryAfter: number) {
+    super(message)
+    this.retryAfter = retryAfter
+  }
 }
 
 const WARN_EVERY_MS = 10_000
@@ -63,7 +74,7 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
     request.log.warn({ err: error }, 'rate-limit store unavailable: requests are not being limited')
   }
 
-  const apply = async (limiter: Limiter, request: FastifyRequest, reply: FastifyReply, what: string): Promise<void> => {
+  const apply = async (limiter: Limiter, request: FastifyRequest, reply: FastifyReply | undefined, what: string): Promise<void> => {
     let result: Awaited<ReturnType<Limiter>>
     try {
       result = await limiter(request)
@@ -72,18 +83,28 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
       return
     }
     if (result.isAllowed) return
-    reply.header('ratelimit-limit', result.max)
-    reply.header('ratelimit-remaining', result.remaining)
-    reply.header('ratelimit-reset', result.ttlInSeconds)
+    reply?.header('ratelimit-limit', result.max)
+    reply?.header('ratelimit-remaining', result.remaining)
+    reply?.header('ratelimit-reset', result.ttlInSeconds)
     if (result.isExceeded) {
-      reply.header('retry-after', result.ttlInSeconds)
-      throw new RateLimitedError(`${what}: ${result.max} requests per ${Math.round(result.timeWindow / 1000)} s; retry in ${result.ttlInSeconds} s`)
+      reply?.header('retry-after', result.ttlInSeconds)
+      throw new RateLimitedError(`${what}: ${result.max} requests per ${Math.round(result.timeWindow / 1000)} s; retry in ${result.ttlInSeconds} s`, result.ttlInSeconds)
     }
   }
 
-  const callerBudget = (request: FastifyRequest): number => request.caller?.rateLimit ?? settings.max
+  // The limiter sees the caller through the request it is given: a view of
+  // the request whose `caller` is the one being charged (a WebSocket's
+  // upgrade request carries none, and one connection may serve several).
+  const charged = new WeakMap<FastifyRequest, Caller>()
+  const withCaller = (request: FastifyRequest, caller: Caller): FastifyRequest => {
+    const view = Object.create(request) as FastifyRequest
+    charged.set(view, caller)
+    return view
+  }
+  const callerOf = (request: FastifyRequest): Caller | undefined => charged.get(request) ?? request.caller
+  const callerBudget = (request: FastifyRequest): number => callerOf(request)?.rateLimit ?? settings.max
   const callers = app.createRateLimit({
-    keyGenerator: (request) => `caller:${request.caller?.id ?? ''}`,
+    keyGenerator: (request) => `caller:${callerOf(request)?.id ?? ''}`,
     max: callerBudget,
     timeWindow: settings.windowMs
   })
@@ -103,7 +124,7 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
   return {
     async charge (request, reply, caller) {
       if (settings.max === 0) return
-      await apply(callers, request, reply, `rate limit exceeded for ${caller.kind === 'apiKey' ? 'this API key' : 'this account'}`)
+      await apply(callers, withCaller(request, caller), reply, `rate limit exceeded for ${caller.kind === 'apiKey' ? 'this API key' : 'this account'}`)
     },
     async chargeLogin (request, reply, username) {
       if (settings.loginMax === 0) return

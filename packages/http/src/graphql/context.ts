@@ -6,7 +6,14 @@ import type { Caller } from '../types.js'
 /** What every resolver and loader of one request (or one subscription) can reach. */
 export interface GraphQLContext extends MercuriusContext {
   useCases: UseCases
-  caller: Caller
+  /**
+   * The verified caller: set by the access hook (HTTP) or from the
+   * connection-init payload (subscriptions). Undefined only in the context
+   * Mercurius builds for a request refused before execution (its error
+   * path); nothing executes without a caller, since every field is
+   * authorized before execution (authorization.ts).
+   */
+  caller: Caller | undefined
   requestId: string
   /** The operation the client named, if any: the limits need it before execution. */
   operationName: string | undefined
@@ -24,12 +31,17 @@ export type ContextFields = Omit<GraphQLContext, keyof MercuriusContext>
 
 export interface ContextInput {
   useCases: UseCases
-  caller: Caller
+  caller: Caller | undefined
   requestId: string
   operationName: string | undefined
   maxCost: number
 }
 
+/**
+ * The fields of one context. A subscription's context is made when its
+ * connection initialises, before the caller is known: the caller is merged
+ * in from the connection-init payload (plugin.ts, `onConnect`).
+ */
 export const createContextFields = (input: ContextInput): ContextFields => ({
   ...input,
   // No cache: a subscription's context lives as long as its connection, and

@@ -2,7 +2,7 @@ import { isDomainError } from '@people-service/domain'
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
 import { STATUS_OF } from '../errors/status-of.js'
-import { clientErrorOf } from '../plugins/errors.js'
+import { clientErrorOf, WWW_AUTHENTICATE } from '../plugins/errors.js'
 import type { GraphQLContext } from './context.js'
 import { contentTypeOf, MEDIA_TYPES, negotiate } from './transport.js'
 
@@ -125,6 +125,16 @@ interface MercuriusRequestFailure extends FastifyError { errors?: unknown[] }
 
 const refusal = (error: MercuriusRequestFailure | GraphQLRequestError): { status: number, errors: unknown[], headers: Record<string, string> } => {
   if (error instanceof GraphQLRequestError) return { status: error.statusCode, errors: [...error.errors], headers: error.headers }
+  // The access hook's refusals (no or bad credentials; the credential store
+  // away): the status REST gives them, the code as REST shows it.
+  if (isDomainError(error)) {
+    const status = STATUS_OF[error.code]
+    return {
+      status,
+      errors: [new GraphQLError(error.message, { extensions: { code: error.code } })],
+      headers: status === 401 ? { 'www-authenticate': WWW_AUTHENTICATE } : {}
+    }
+  }
   switch (error.code) {
     case 'MER_ERR_GQL_VALIDATION':
       // Parse and validation errors, variables that do not coerce, a request
@@ -141,13 +151,14 @@ const refusal = (error: MercuriusRequestFailure | GraphQLRequestError): { status
 
 /**
  * The error handler of the /graphql routes: every refusal answers in GraphQL
- * shape (`errors`, no `data`), in the negotiated media type.
+ * shape (`errors`, no `data`), in the negotiated media type, the access
+ * hook's 401 and 429 included.
  */
 export const errorHandler = (production: boolean) =>
   async (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const { status, errors, headers } = refusal(error)
     const options: FormatOptions = { production, requestId: request.id, log: request.log }
-    const formatted = status >= 500 ? [internal(error, options)] : errors.map((e) => formatRequestError(e, options))
+    const formatted = status >= 500 && !isDomainError(error) ? [internal(error, options)] : errors.map((e) => formatRequestError(e, options))
     await reply.code(status)
       .headers(headers)
       .header('content-type', contentTypeOf(negotiate(request.headers.accept) ?? MEDIA_TYPES.json))

@@ -1,8 +1,10 @@
-import type { UseCases } from '@people-service/domain'
+import { isDomainError, type Caller, type UseCases } from '@people-service/domain'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
 import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import mercurius from 'mercurius'
-import { callerOf } from '../plugins/access.js'
+import type { Access } from '../plugins/access.js'
+import { RateLimitedError } from '../auth/rate-limits.js'
+import { assertEveryRootFieldGoverned, coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from './authorization.js'
 import { createContextFields, type GraphQLContext } from './context.js'
 import { costOf, costTooHighError } from './cost.js'
 import { errorFormatter, errorHandler, GraphQLRequestError, requestError } from './error-format.js'
@@ -16,6 +18,8 @@ import { contentTypeOf, negotiate } from './transport.js'
 
 export interface GraphQLOptions {
   useCases: UseCases
+  /** Authenticates subscriptions and counts them; the HTTP requests are the access hook's. */
+  access: Access
   messageBus: MessageBus
   /** Introspection, GraphiQL and "Did you mean" suggestions off. */
   production: boolean
@@ -95,13 +99,22 @@ const asRequestError = (error: unknown): never => {
 
 /**
  * The last checks before any resolver runs: no mutation but over POST
- * (Mercurius checks GET only, and HEAD runs the GET route), then list limits
- * and worst-case cost with the request's variables (400).
+ * (Mercurius checks GET only, and HEAD runs the GET route), then every
+ * selected field against the policy table for the caller (403, nothing runs),
+ * then list limits and worst-case cost with the request's variables (400).
  */
 const checkBeforeExecution = (maxCost: number) =>
   async (schema: GraphQLSchema, document: DocumentNode, context: GraphQLContext, variables: Record<string, unknown> | undefined): Promise<void> => {
-    if (context.reply.request.method !== 'POST' && getOperationAST(document, context.operationName)?.operation !== 'query') {
+    const operation = getOperationAST(document, context.operationName)
+    if (context.reply.request.method !== 'POST' && operation?.operation !== 'query') {
       throw requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' })
+    }
+    if (operation) {
+      const fields = selectedFields(schema, operation, fragmentsOf(document.definitions), coercedVariables(schema, operation, variables))
+      const denied = deniedFields(context.caller, fields, rootTypesOf(schema))
+      if (denied.length > 0) {
+        throw new GraphQLRequestError(denied.some((e) => e.extensions.code === 'UNAUTHENTICATED') ? 401 : 403, denied)
+      }
     }
     let cost = 0
     try {
@@ -133,8 +146,52 @@ const checkSource = async (_schema: GraphQLSchema, source: string, context: Grap
   }
 }
 
+type InitPayload = Record<string, unknown> | null | undefined
+
+/** A connection-init payload field, by name, whatever its case (clients copy header spellings). */
+const fieldOf = (payload: InitPayload, name: string): unknown => {
+  if (typeof payload !== 'object' || payload === null) return undefined
+  const key = Object.keys(payload).find((k) => k.toLowerCase() === name)
+  return key === undefined ? undefined : payload[key]
+}
+
+/**
+ * Authenticates a graphql-ws connection from its connection-init payload,
+ * `{ "authorization": "Bearer …" }` or `{ "x-api-key": "…" }`, with the same
+ * authenticator as the HTTP hook. Answers the caller (merged into the
+ * connection's context) or false, which makes Mercurius refuse the
+ * connection: it never gets a `connection_ack`.
+ */
+const authenticateConnection = (app: FastifyInstance, access: Access) =>
+  async ({ payload }: { payload?: InitPayload }): Promise<{ caller: Caller } | false> => {
+    const authorization = fieldOf(payload, 'authorization')
+    const apiKey = fieldOf(payload, 'x-api-key')
+    if ((authorization !== undefined && typeof authorization !== 'string') || (apiKey !== undefined && typeof apiKey !== 'string')) return false
+    try {
+      return { caller: await access.authenticate({ authorization, apiKey }) }
+    } catch (error) {
+      if (!isDomainError(error) || error.code !== 'UNAUTHENTICATED') throw error
+      app.log.debug({ reason: error.message }, 'GraphQL subscription connection refused')
+      return false
+    }
+  }
+
+/**
+ * A subscription counts once, when it starts, against the caller's budget
+ * (and an API key's usage), as an HTTP request does in the access hook.
+ */
+const chargeSubscription = (access: Access) =>
+  async (context: { request: FastifyRequest, caller: Caller }): Promise<void> => {
+    try {
+      await access.charge(context.request, context.caller)
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error
+      throw new GraphQLError(error.message, { extensions: { code: error.code, retryAfter: error.retryAfter } })
+    }
+  }
+
 export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
-  const { useCases, messageBus, production, maxCost, jit } = options
+  const { useCases, access, messageBus, production, maxCost, jit } = options
   const validationRules: ValidationRule[] = [
     maxDepthRule(GRAPHQL_LIMITS.maxDepth),
     maxAliasesRule(GRAPHQL_LIMITS.maxAliases),
@@ -157,18 +214,23 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       validationRules,
       graphql: { parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens } },
       // The app-level access hook has authenticated the request already.
+      // Not callerOf: Mercurius also builds a context to answer a request the
+      // hook refused, and a throw there would lose the GraphQL error shape.
       context: (request: FastifyRequest) => createContextFields({
         useCases,
-        caller: callerOf(request),
+        caller: request.caller,
         requestId: request.id,
         operationName: operationNameOf(request),
         maxCost
       }),
       subscription: {
         emitter: messageBus.emitter,
+        // No headers on a WebSocket: the caller comes from the connection-init
+        // payload (onConnect), merged into this context before any subscription.
+        onConnect: authenticateConnection(app, access),
         context: (_socket, request: FastifyRequest) => createContextFields({
           useCases,
-          caller: callerOf(request),
+          caller: undefined,
           requestId: request.id,
           operationName: undefined,
           maxCost
@@ -179,18 +241,21 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       additionalRouteOptions: { preValidation: allowNullExtensions, preHandler: checkRequest }
     })
 
+    // Nothing reachable by omission: every root field has a row in the table.
+    assertEveryRootFieldGoverned(scope.graphql.schema)
     scope.graphql.addHook('preParsing', checkSource)
     scope.graphql.addHook('preExecution', checkBeforeExecution(maxCost))
     scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => {
       if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED').errors[0]
       parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
     })
-    scope.graphql.addHook('preSubscriptionExecution', async (schema, document) => {
+    scope.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
       // Mercurius accepts a ready-made AST object over WebSocket; only parsed text carries a Source.
       if (!(document.loc?.source instanceof Source)) {
         throw new GraphQLError('query must be a GraphQL document, as a string', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
       }
       validateSubscription(schema, document, validationRules)
+      await chargeSubscription(access)(context as unknown as { request: FastifyRequest, caller: Caller })
     })
   })
 }

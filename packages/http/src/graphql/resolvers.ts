@@ -1,6 +1,8 @@
 import { isDomainError, type Message, type Person, type PersonSummary } from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
 import mercurius from 'mercurius'
+import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
+import { authorizeSubscription } from './authorization.js'
 import type { GraphQLContext } from './context.js'
 import type { PersonParent } from './loaders.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
@@ -67,7 +69,9 @@ interface Resolvers {
 }
 
 /**
- * Resolvers call use cases only. List fields (Person.friends,
+ * Resolvers call use cases only; who may reach each field was decided before
+ * execution (authorization.ts, checked in plugin.ts), and `sendMessage`
+ * records that caller as the sender, as REST does. List fields (Person.friends,
  * Person.messages) and Message.person are loaders (loaders.ts), so they are
  * not here.
  */
@@ -99,8 +103,10 @@ export const resolvers: Resolvers = {
       await useCases.unfriend(personId, friendId)
       return useCases.getPerson(personId)
     },
+    // The sender is the caller, as REST's callerOf gives it (authorized
+    // before execution; `authorize` here only narrows the type).
     sendMessage: (_, { personId, text }, { useCases, caller }) =>
-      useCases.sendMessage({ personId, text, senderId: caller.id })
+      useCases.sendMessage({ personId, text, senderId: authorize(caller, GRAPHQL_FIELD_OPERATIONS['Mutation.sendMessage']).id })
   },
   Person: {
     age: async (person, _, context) => (await whole(person, context))?.age ?? null,
@@ -112,8 +118,9 @@ export const resolvers: Resolvers = {
   },
   Subscription: {
     messageSent: {
-      // Limits first, synchronously: a refused subscription never subscribes.
+      // The policy and the limits first: a refused subscription never subscribes.
       subscribe: async (root, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
+        authorizeSubscription(context.caller, info)
         checkSubscriptionCost(info, context.maxCost)
         return onlyFor(root, args, context, info)
       },

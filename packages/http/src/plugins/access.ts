@@ -20,6 +20,12 @@ export interface Access {
   /** Verifies credentials given as header values (or a connection-init payload's fields). */
   authenticate(credentials: { authorization?: string, apiKey?: string }): Promise<Caller>
   authorize: typeof authorize
+  /**
+   * Counts a request the hook did not see (a subscription started over
+   * WebSocket): the key's usage and the caller's budget. Throws 429
+   * RATE_LIMITED past the budget.
+   */
+  charge(request: FastifyRequest, caller: Caller): Promise<void>
   tokens: AccessTokens
   limits: RateLimits
   useCases: AccessUseCases
@@ -30,6 +36,12 @@ declare module 'fastify' {
     access: Access
   }
 }
+
+/** Node sets `upgrade` on a request it hands to the server's 'upgrade' listeners. */
+const isWebSocketUpgrade = (request: FastifyRequest): boolean =>
+  request.method === 'GET' &&
+  (request.raw as { upgrade?: unknown }).upgrade === true &&
+  request.headers.upgrade?.toLowerCase() === 'websocket'
 
 const ANY_CALLER: Requirement = { access: 'caller' }
 const PUBLIC: Requirement = { access: 'public' }
@@ -92,8 +104,11 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
     if (requirement.access === 'public') return
     // Browsers cannot set headers on a WebSocket: subscriptions present their
     // credentials in the graphql-ws connection-init payload, and the GraphQL
-    // adapter authenticates them there with `app.access.authenticate`.
-    if (operation === 'graphql' && request.headers.upgrade?.toLowerCase() === 'websocket') return
+    // adapter authenticates them there with `app.access.authenticate`. Only a
+    // real upgrade (Node flags it; @fastify/websocket then runs the WebSocket
+    // handler, never the HTTP one) passes: an HTTP request that merely
+    // carries `Upgrade: websocket` is authenticated like any other.
+    if (operation === 'graphql' && isWebSocketUpgrade(request)) return
     const caller = await authenticateCredentials(readCredentials({ authorization: request.headers.authorization, apiKey: request.headers['x-api-key'] }))
     request.caller = caller
     if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)
@@ -106,7 +121,8 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
       app.log.warn({ err: error }, 'could not store API key usage; it is kept for the next attempt')
     })
   }
-  const timer = setInterval(() => { void flush() }, options.usageFlushIntervalMs ?? 30_000)
+  // flush() reports its own failures, so the promise never rejects.
+  const timer = setInterval(flush, options.usageFlushIntervalMs ?? 30_000)
   timer.unref()
   app.addHook('onClose', async () => {
     clearInterval(timer)
@@ -116,6 +132,10 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   const access: Access = {
     authenticate: ({ authorization, apiKey }) => authenticateCredentials(readCredentials({ authorization, apiKey })),
     authorize,
+    async charge (request, caller) {
+      if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)
+      await limits.charge(request, undefined, caller)
+    },
     tokens,
     limits,
     useCases

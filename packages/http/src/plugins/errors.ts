@@ -11,6 +11,9 @@ export const errorBody = (statusCode: number, message: string, code?: string): E
   ...(code ? { code } : {})
 })
 
+/** RFC 9110: a 401 names the scheme that would be accepted. */
+export const WWW_AUTHENTICATE = 'Bearer realm="people-service"'
+
 // Fastify reports these client errors with statuses the contract folds into 400.
 const AS_BAD_REQUEST: Record<string, string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
@@ -52,8 +55,7 @@ export const installErrorHandling = (app: FastifyInstance): void => {
     if (isDomainError(error)) {
       const status = STATUS_OF[error.code]
       if (status >= 500) request.log.warn({ code: error.code }, error.message)
-      // RFC 9110: a 401 names the scheme that would be accepted.
-      if (status === 401) reply.header('www-authenticate', 'Bearer realm="people-service"')
+      if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
       return reply.code(status).send(errorBody(status, error.message, error.code))
     }
     const client = clientErrorOf(error)
