@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import {
   localKeyRevocations, scryptPasswordHasher, systemClock, uuidv7Generator,
-  type KeyRevocations, type PasswordHasher
+  type KeyRevocations, type MessageEvents, type PasswordHasher
 } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, messageBusOver, REDACTED_LOG_PATHS } from '@people-service/http'
 import {
@@ -9,6 +9,16 @@ import {
   type Redis
 } from '@people-service/infra'
 import type { Config } from './config.js'
+
+/**
+ * Subscriptions are a live feed: the message is stored before it is
+ * announced, so a broker that is away must not fail (or hold) the send.
+ */
+const liveFeedOnly = (events: MessageEvents, onError: (error: unknown) => void): MessageEvents => ({
+  async published (message) {
+    await events.published(message).catch(onError)
+  }
+})
 
 export interface RunningServer {
   app: Awaited<ReturnType<typeof buildApp>>
@@ -64,7 +74,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     revocations,
     clock: systemClock,
     ids: uuidv7Generator(),
-    events: messageBus.events
+    events: liveFeedOnly(messageBus.events, (error) => logger.warn?.('a sent message could not be announced to subscribers', error))
   }
   const app = await buildApp({
     ports,

@@ -73,4 +73,8 @@ t.test('Redis unreachable: requests are served without limits, a warning is logg
   t.equal((await call(server.url, 'DELETE', `/api-keys/${id}`, admin)).status, 200, 'revoking works without Redis')
   t.equal((await call(server.url, 'GET', '/people', { 'x-api-key': key })).status, 401, 'keys are read from the database while the version is unreadable')
   t.ok(server.logs.some((line) => line.includes('key revocations unreadable')))
+  const person = (await call(server.url, 'POST', '/person', admin, { name: 'Ada' })).json()
+  const started = Date.now()
+  t.equal((await call(server.url, 'POST', '/message', admin, { personId: person.id, text: 'hi' })).status, 201, 'a message is sent although subscribers cannot be told')
+  t.ok(Date.now() - started < 2000, 'without waiting on Redis')
 })

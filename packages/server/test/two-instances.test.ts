@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import { createClient } from 'graphql-ws'
 import pg from 'pg'
 import t from 'tap'
+import WebSocket from 'ws'
 import { adminHeaders, startServerProcess } from './server-process.js'
 
 /*
@@ -63,6 +65,20 @@ t.test('two instances on one PostgreSQL and one Redis behave as one service', as
     t.equal((await call(`${two.url}/people`, keyHeaders)).status, 200, 'the other instance knows the key (and caches it)')
     t.equal((await call(`${one.url}/api-keys/${String(key.body.id)}`, headers, { method: 'DELETE' })).status, 200)
     t.equal((await call(`${two.url}/people`, keyHeaders)).status, 401, 'refused on the very next request')
+  })
+
+  await t.test('a subscriber on one instance receives a message sent through the other', async (t) => {
+    const headers = await adminHeaders(one.url)
+    const ada = await call(`${one.url}/person`, headers, { method: 'POST', body: { name: 'Ada' } })
+    const client = createClient({ url: `${two.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, connectionParams: headers })
+    t.teardown(() => client.dispose())
+    const received = new Promise<unknown>((resolve, reject) => {
+      client.subscribe({ query: 'subscription ($p: ID) { messageSent(personId: $p) { text person { name } } }', variables: { p: ada.body.id } }, { next: resolve, error: reject, complete: () => {} })
+    })
+    // The subscription is live once the server has processed it; then send through the other instance.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    t.equal((await call(`${one.url}/message`, headers, { method: 'POST', body: { personId: ada.body.id, text: 'across instances' } })).status, 201)
+    t.same(await received, { data: { messageSent: { text: 'across instances', person: { name: 'Ada' } } } })
   })
 
   await t.test("one caller's budget spans both instances", async (t) => {

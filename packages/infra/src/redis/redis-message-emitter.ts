@@ -1,4 +1,5 @@
 import type { EventEmitter } from 'node:events'
+import { Redis } from 'ioredis'
 import type { MQEmitter, Message } from 'mqemitter'
 import mqemitterRedis from 'mqemitter-redis'
 
@@ -9,12 +10,17 @@ type Listener = (message: Message, done: () => void) => void
  * GraphQL subscriptions. Redis channels are global to the server, so every
  * topic is prefixed with the deployment's key prefix: two deployments on one
  * Redis never see each other's messages. Listeners see the unprefixed topic.
+ *
+ * While Redis is away a publish fails at once (no offline queue), so a
+ * request that sends a message never waits on it; subscriptions are queued
+ * and resume when Redis returns.
  */
 export const redisMessageEmitter = (url: string, prefix: string, onError: (error: Error) => void = () => {}): MQEmitter => {
-  const inner = mqemitterRedis({ connectionString: url })
+  const pubConn = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (attempt) => Math.min(attempt * 100, 2000) })
+  const subConn = new Redis(url, { retryStrategy: (attempt) => Math.min(attempt * 100, 2000) })
+  const inner = mqemitterRedis({ pubConn, subConn })
   // Connection trouble is reported on `state` (untyped in the package's
-  // declarations); unheard, an 'error' event would throw. ioredis reconnects
-  // by itself, and subscriptions resume.
+  // declarations); unheard, an 'error' event would throw.
   ;(inner as unknown as { state: EventEmitter }).state.on('error', onError)
   const wrapped = new Map<Listener, Listener>()
   const emitter: MQEmitter = {
@@ -39,7 +45,12 @@ export const redisMessageEmitter = (url: string, prefix: string, onError: (error
       inner.removeListener(prefix + topic, unprefixing, callback)
     },
     close (callback) {
-      inner.close(callback)
+      // Not mqemitter-redis' own close: its QUIT waits forever while Redis is
+      // away, and rejects unhandled with no offline queue. Nothing needs a
+      // goodbye: drop the connections.
+      pubConn.disconnect()
+      subConn.disconnect()
+      callback()
     }
   }
   return emitter
