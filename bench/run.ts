@@ -54,18 +54,30 @@ try {
     await stopProcess(ceiling)
   }
 
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const server = await startProcess([new URL('../packages/server/dist/main.js', import.meta.url).pathname], {
-    PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    JWT_SECRET: randomBytes(32).toString('base64url'),
-    ADMIN_PASSWORD,
-    RATE_LIMIT_MAX: '10000000'
-  }, `${base}/health/ready`)
+  const jwtSecret = randomBytes(32).toString('base64url')
+  const startServer = async (extra: Record<string, string> = {}) => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const server = await startProcess([new URL('../packages/server/dist/main.js', import.meta.url).pathname], {
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      JWT_SECRET: jwtSecret,
+      ADMIN_PASSWORD,
+      RATE_LIMIT_MAX: '10000000',
+      ...extra
+    }, `${base}/health/ready`)
+    return { base, server }
+  }
+  const { base, server } = await startServer()
   let rss = 0
+  let key = ''
+  const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
+  const graphqlGet = (query: string, variables?: object) =>
+    `/graphql?query=${encodeURIComponent(query)}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`
+  const personWithFriends = 'query ($id: ID!) { person(id: $id) { name age friends(limit: 10) { name } } }'
+  const peopleWithFriends = '{ people(limit: 100) { name friends(limit: 10) { name } } }'
   try {
     const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) })
     const token = (await login.json() as { access_token: string }).access_token
@@ -74,7 +86,7 @@ try {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ name: 'bench', scopes: ['people:read', 'people:write', 'messages:send'] })
     })
-    const key = (await created.json() as { key: string }).key
+    key = (await created.json() as { key: string }).key
     const headers = { 'x-api-key': key }
     const json = { ...headers, 'content-type': 'application/json' }
 
@@ -89,10 +101,6 @@ try {
     }
     const deepCursor = new URL(deep, base).searchParams.get('cursor') ?? ''
 
-    const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
-    const graphqlGet = (query: string, variables?: object) =>
-      `/graphql?query=${encodeURIComponent(query)}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`
-    const personWithFriends = 'query ($id: ID!) { person(id: $id) { name age friends(limit: 10) { name } } }'
     const scenarios: Scenario[] = [
       { name: 'GET /person/<id>', headers, request: () => ({ path: `/person/${randomId()}` }) },
       { name: 'GET /people?limit=100', headers, request: () => ({ path: '/people?limit=100' }) },
@@ -101,12 +109,22 @@ try {
       { name: 'POST /person', method: 'POST', headers: json, request: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${Math.random()}`, age: 30 }) }) },
       { name: 'POST /message', method: 'POST', headers: json, request: () => ({ path: '/message', body: JSON.stringify({ personId: randomId(), text: 'hello from the bench' }) }) },
       { name: 'GraphQL person + friends(10)', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) },
-      { name: 'GraphQL people(100) x friends(10)', headers, request: () => ({ path: graphqlGet('{ people(limit: 100) { name friends(limit: 10) { name } } }') }) }
+      { name: 'GraphQL people(100) x friends(10)', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }
     ]
     for (const scenario of scenarios) results.push(await run(base, scenario, seconds, connections))
     rss = rssOf(server.pid)
   } finally {
     await stopProcess(server)
+  }
+
+  // The same GraphQL scenarios with Mercurius' JIT off, to show which is kept.
+  const interpreted = await startServer({ GRAPHQL_JIT: '0' })
+  try {
+    const headers = { 'x-api-key': key }
+    results.push(await run(interpreted.base, { name: 'GraphQL person + friends(10), no JIT', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) }, seconds, connections))
+    results.push(await run(interpreted.base, { name: 'GraphQL people(100) x friends(10), no JIT', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }, seconds, connections))
+  } finally {
+    await stopProcess(interpreted.server)
   }
 
   const ceilingRate = results[0]!.requestsPerSecond

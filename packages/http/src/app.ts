@@ -42,7 +42,7 @@ export interface AppOptions {
   graphqlMaxCost?: number
   /**
    * Compile a GraphQL query with graphql-jit once it has run this many times;
-   * false: never. Default GRAPHQL_LIMITS.jitAfter (bench/graphql.ts measured it faster).
+   * false: never. Default GRAPHQL_LIMITS.jitAfter (`npm run bench` measures both).
    */
   graphqlJit?: number | false
   /**

@@ -12,6 +12,8 @@ export interface Config {
   production: boolean
   /** Worst-case cost budget of one GraphQL operation (GRAPHQL_MAX_COST). */
   graphqlMaxCost: number
+  /** Compile a GraphQL query with graphql-jit after this many runs; 0: never (GRAPHQL_JIT). */
+  graphqlJit: number
   /** Browser origins allowed by CORS (CORS_ORIGINS, comma-separated). */
   corsOrigins: string[]
   /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS). */
@@ -118,6 +120,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
+    graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),
     corsOrigins: origins(env.CORS_ORIGINS),
     maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),
     production,

@@ -97,6 +97,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     messageBus,
     production: config.production,
     graphqlMaxCost: config.graphqlMaxCost,
+    graphqlJit: config.graphqlJit === 0 ? false : config.graphqlJit,
     corsOrigins: config.corsOrigins,
     pressure: { maxEventLoopDelay: config.maxEventLoopDelay },
     metrics: database.poolStats ? { poolStats: database.poolStats } : {},

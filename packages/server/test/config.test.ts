@@ -25,6 +25,8 @@ t.test('values are read and checked', async (t) => {
   t.throws(() => loadConfig({ SQLITE_SYNCHRONOUS: 'OFF' }), /SQLITE_SYNCHRONOUS must be one of FULL, NORMAL/)
   t.throws(() => loadConfig({ GRAPHQL_MAX_COST: 'lots' }), /GRAPHQL_MAX_COST/)
   t.equal(loadConfig({ GRAPHQL_MAX_COST: '1000' }).graphqlMaxCost, 1000)
+  t.equal(loadConfig({ GRAPHQL_JIT: '0' }).graphqlJit, 0)
+  t.throws(() => loadConfig({ GRAPHQL_JIT: 'yes' }), /GRAPHQL_JIT/)
   t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /CORS_ORIGINS/)
 })
