@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -88,4 +89,38 @@ export const saveResults = (name: string, data: unknown): string => {
   const file = new URL(`${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir)
   writeFileSync(file, JSON.stringify(data, null, 2))
   return file.pathname
+}
+
+const MAIN = new URL('../packages/server/dist/main.js', import.meta.url).pathname
+
+/**
+ * The real server as the benchmarks run it: production mode, logs at warn,
+ * authentication on, rate limits high enough not to interfere.
+ */
+export const startBenchServer = async (databaseUrl: string, adminPassword: string, extra: Record<string, string> = {}) => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const server = await startProcess([MAIN], {
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    JWT_SECRET: randomBytes(32).toString('base64url'),
+    ADMIN_PASSWORD: adminPassword,
+    RATE_LIMIT_MAX: '10000000',
+    ...extra
+  }, `${base}/health/ready`)
+  return { base, server }
+}
+
+/** Logs in as the admin and creates an API key with every people and message scope. */
+export const benchApiKey = async (base: string, adminPassword: string): Promise<string> => {
+  const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: adminPassword }) })
+  const token = (await login.json() as { access_token: string }).access_token
+  const created = await fetch(`${base}/api-keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name: 'bench', scopes: ['people:read', 'people:write', 'messages:send'] })
+  })
+  return (await created.json() as { key: string }).key
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { freePort, printTable, run, saveResults, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { benchApiKey, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50]
@@ -54,23 +54,7 @@ try {
     await stopProcess(ceiling)
   }
 
-  const jwtSecret = randomBytes(32).toString('base64url')
-  const startServer = async (extra: Record<string, string> = {}) => {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const server = await startProcess([new URL('../packages/server/dist/main.js', import.meta.url).pathname], {
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      JWT_SECRET: jwtSecret,
-      ADMIN_PASSWORD,
-      RATE_LIMIT_MAX: '10000000',
-      ...extra
-    }, `${base}/health/ready`)
-    return { base, server }
-  }
-  const { base, server } = await startServer()
+  const { base, server } = await startBenchServer(databaseUrl, ADMIN_PASSWORD)
   let rss = 0
   let key = ''
   const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
@@ -79,14 +63,7 @@ try {
   const personWithFriends = 'query ($id: ID!) { person(id: $id) { name age friends(limit: 10) { name } } }'
   const peopleWithFriends = '{ people(limit: 100) { name friends(limit: 10) { name } } }'
   try {
-    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) })
-    const token = (await login.json() as { access_token: string }).access_token
-    const created = await fetch(`${base}/api-keys`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ name: 'bench', scopes: ['people:read', 'people:write', 'messages:send'] })
-    })
-    key = (await created.json() as { key: string }).key
+    key = await benchApiKey(base, ADMIN_PASSWORD)
     const headers = { 'x-api-key': key }
     const json = { ...headers, 'content-type': 'application/json' }
 
@@ -118,7 +95,7 @@ try {
   }
 
   // The same GraphQL scenarios with Mercurius' JIT off, to show which is kept.
-  const interpreted = await startServer({ GRAPHQL_JIT: '0' })
+  const interpreted = await startBenchServer(databaseUrl, ADMIN_PASSWORD, { GRAPHQL_JIT: '0' })
   try {
     const headers = { 'x-api-key': key }
     results.push(await run(interpreted.base, { name: 'GraphQL person + friends(10), no JIT', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) }, seconds, connections))

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { freePort, startProcess, stopProcess } from './lib.js'
+import { benchApiKey, startBenchServer, stopProcess } from './lib.js'
 
 /*
  * npm run test:soak -- [--minutes 5] [--people 10000] [--load 0.7]
@@ -43,22 +43,9 @@ try {
   const { ids } = await seedDatabase(database, { people: Number(values.people), friends: 10, messages: 2 })
   await database.close()
 
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const server = await startProcess([new URL('../packages/server/dist/main.js', import.meta.url).pathname], {
-    PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    JWT_SECRET: randomBytes(32).toString('base64url'),
-    ADMIN_PASSWORD,
-    RATE_LIMIT_MAX: '10000000'
-  }, `${base}/health/ready`)
+  const { base, server } = await startBenchServer(databaseUrl, ADMIN_PASSWORD)
   try {
-    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) })
-    const token = (await login.json() as { access_token: string }).access_token
-    const created = await fetch(`${base}/api-keys`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'soak', scopes: ['people:read', 'people:write', 'messages:send'] }) })
-    const key = (await created.json() as { key: string }).key
+    const key = await benchApiKey(base, ADMIN_PASSWORD)
     const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
     const personQuery = encodeURIComponent('query ($id: ID!) { person(id: $id) { name friends(limit: 5) { name } } }')
     // The mix: mostly reads, a fifth writes, a fifth GraphQL.
