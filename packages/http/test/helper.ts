@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
-import { localKeyRevocations, systemClock, uuidv7Generator, type Ports, type Role } from '@people-service/domain'
+import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Ports, type Role } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle } from '@people-service/infra'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
@@ -49,7 +49,7 @@ export const portsOver = (repositories: Pick<Ports, 'people' | 'friendships' | '
   revocations: localKeyRevocations(),
   clock: systemClock,
   ids: uuidv7Generator(),
-  events: { published: async () => {} }
+  events: noMessageEvents
 })
 
 /**
