@@ -53,12 +53,22 @@ export const portsOver = (repositories: Pick<Ports, 'people' | 'friendships' | '
 })
 
 /**
- * A fresh app over empty in-memory repositories, closed when the test ends,
+ * Empty repositories: in memory, or — with PEOPLE_TEST_DATABASE=sqlite, as
+ * the suites under test/sqlite/ set it — over a fresh SQLite file, so the
+ * same HTTP suites run against the real database.
+ */
+const defaultPorts = async (t: Teardown): Promise<Ports> => {
+  if (process.env.PEOPLE_TEST_DATABASE === 'sqlite') return portsOver(createRepositories(await sqliteDatabase(t)))
+  return createInMemoryPorts({ passwords: fastPasswordHasher() })
+}
+
+/**
+ * A fresh app over empty repositories (see defaultPorts), closed when the test ends,
  * with the same authentication as production and an admin logged in.
  * Passwords are hashed with cheap scrypt parameters so logins stay fast.
  */
 export const build = async (t: Teardown, options: BuildOptions = {}) => {
-  const ports: Ports = options.ports ?? createInMemoryPorts({ passwords: fastPasswordHasher() })
+  const ports: Ports = options.ports ?? await defaultPorts(t)
   const { extend: _extend, ...appOptions } = options
   const app = await buildApp({
     ...appOptions,
