@@ -5,9 +5,9 @@ FROM node:20-slim AS build
 # better-sqlite3 compiles from source when no prebuilt binary matches.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
+COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages ./packages
-RUN npm ci --no-audit --no-fund && npm run build
+RUN npm ci --no-audit --no-fund && npx tsc -b packages/server
 
 FROM node:20-slim AS production-dependencies
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
