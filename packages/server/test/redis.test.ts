@@ -78,3 +78,33 @@ t.test('Redis unreachable: requests are served without limits, a warning is logg
   t.equal((await call(server.url, 'POST', '/message', admin, { personId: person.id, text: 'hi' })).status, 201, 'a message is sent although subscribers cannot be told')
   t.ok(Date.now() - started < 2000, 'without waiting on Redis')
 })
+
+t.test('Redis going away and coming back: served meanwhile, shared limits again once it returns', async (t) => {
+  const { tcpProxy } = await import('./tcp-proxy.js')
+  const target = new URL(REDIS_URL)
+  const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 6379) })
+  t.teardown(() => proxy.close())
+  const server = await start(t, {
+    DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_KEY_PREFIX: await redisPrefix(t), RATE_LIMIT_MAX: '1000'
+  })
+  const admin = await login(server.url)
+  const before = await call(server.url, 'GET', '/people', admin)
+  t.equal(before.status, 200)
+  t.equal(before.headers.get('ratelimit-limit'), '1000', 'counted in Redis')
+
+  await proxy.cut()
+  const started = Date.now()
+  const during = await call(server.url, 'GET', '/people', admin)
+  t.equal(during.status, 200, 'still served while Redis is away')
+  t.ok(Date.now() - started < 3000, `without waiting on Redis (${Date.now() - started} ms)`)
+  const person = (await call(server.url, 'POST', '/person', admin, { name: 'Ada' })).json()
+  t.equal((await call(server.url, 'POST', '/message', admin, { personId: person.id, text: 'hi' })).status, 201, 'messages are sent')
+
+  await proxy.restore()
+  let counted = false
+  for (let i = 0; i < 60 && !counted; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    counted = (await call(server.url, 'GET', '/people', admin)).headers.get('ratelimit-limit') === '1000'
+  }
+  t.ok(counted, 'the budget is counted in Redis again once it is back')
+})
