@@ -8,6 +8,10 @@ import { ADA, build } from './helper.js'
  * never a stack, SQL or file path, and a rejected request changes nothing.
  */
 
+// A fixed seed keeps CI repeatable; FAST_CHECK_SEED=<n> (or =random) explores further.
+const seed = process.env.FAST_CHECK_SEED
+fc.configureGlobal({ seed: seed === 'random' ? Date.now() : Number(seed ?? 20261121) })
+
 const LEAKS = /\bat \S+ \(|\.ts:\d+|\.js:\d+|node_modules|SQLITE_|near "[^"]*": syntax error|select .* from|insert into|\/work\/|\/srv\//i
 
 const hostileKey = fc.oneof(
@@ -90,7 +94,8 @@ t.test('random paths, query strings and headers', async (t) => {
     async (method, segments, params, headers) => {
       const url = `/${segments.join('/')}?${new URLSearchParams(params).toString()}`
       const answer = await api.inject({ method, url, headers })
-      if (method !== 'HEAD') checkAnswer(answer, segments[0] === 'graphql' && segments.length === 1)
+      // Dot segments (`..`, `%2e%2e`) normalise the way a URL parser does: `/%2e%2e/graphql` is /graphql.
+      if (method !== 'HEAD') checkAnswer(answer, new URL(`http://localhost${url}`).pathname === '/graphql')
       else if (answer.statusCode >= 500) throw new Error(`5xx on HEAD ${url}`)
     }
   ), { numRuns: 1500 })
