@@ -3,7 +3,8 @@ import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 import { startServer } from '../src/start-server.js'
 import { loadConfig } from '../src/config.js'
-import { ADMIN, adminHeaders } from './server-process.js'
+import { ADMIN_PASSWORD } from './helper.js'
+import { adminHeaders } from './server-process.js'
 import { tcpProxy } from './tcp-proxy.js'
 
 const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -22,7 +23,7 @@ t.test('PostgreSQL going away: fast 503s, readiness 503, recovery on its own', a
   t.teardown(() => proxy.close())
 
   const server = await startServer(loadConfig({
-    PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${name}`, ADMIN_PASSWORD: ADMIN.password
+    PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${name}`, ADMIN_PASSWORD
   }))
   t.teardown(() => server.close())
   const base = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`

@@ -3,21 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ADMIN_PASSWORD, login } from './helper.js'
 
 /** The command `npm start` runs once the build is done. */
 export const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
 
 interface Teardown { teardown(fn: () => unknown): void }
 
-/** The first admin every test server starts with. */
-export const ADMIN = { username: 'admin', password: 'test-admin-password-long-enough' }
-
-/** Logs in as the test admin and returns the headers that carry the token. */
-export const adminHeaders = async (url: string): Promise<Record<string, string>> => {
-  const response = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) })
-  if (response.status !== 200) throw new Error(`login failed: ${response.status} ${await response.text()}`)
-  return { authorization: `Bearer ${(await response.json() as { access_token: string }).access_token}` }
-}
+/** Logs in as the tests' admin (helper.ts) and returns the headers that carry the token. */
+export const adminHeaders = (url: string): Promise<Record<string, string>> => login(url)
 
 export interface ServerProcess {
   child: ChildProcess
@@ -34,7 +28,7 @@ export interface ServerProcess {
 export const startServerProcess = async (t: Teardown, env: Record<string, string> = {}, reuse?: { dataDir: string }): Promise<ServerProcess> => {
   const dataDir = reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'people-service-e2e-'))
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dataDir, 'people.db')}`, LOG_LEVEL: 'info', ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dataDir, 'people.db')}`, LOG_LEVEL: 'info', ADMIN_USERNAME: 'admin', ADMIN_PASSWORD, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
