@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect, type KyselyConfig, type SqliteDatabase } from 'kysely'
+import { Kysely, type KyselyConfig } from 'kysely'
 import type { Database, DatabaseHandle } from '../database.js'
+import { groupCommitDialect } from './group-commit.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL'
 
@@ -23,22 +24,19 @@ type Statement = ReturnType<BetterSqlite3.Database['prepare']>
 
 /**
  * Kysely's SQLite driver prepares every query anew; better-sqlite3 statements
- * can be reused, which saves the parse and plan on every request. Kysely runs
- * one query at a time on the single connection, so sharing is safe.
+ * can be reused, which saves the parse and plan on every request. Statements
+ * run one at a time on the single connection, so sharing is safe.
  */
-const withStatementCache = (database: BetterSqlite3.Database, size = 500): SqliteDatabase => {
+const cachedPrepare = (database: BetterSqlite3.Database, size = 500): (sql: string) => Statement => {
   const cache = new Map<string, Statement>()
-  return {
-    close: () => database.close(),
-    prepare (sql) {
-      let statement = cache.get(sql)
-      if (statement === undefined) {
-        statement = database.prepare(sql)
-        if (cache.size >= size) cache.delete(cache.keys().next().value as string)
-        cache.set(sql, statement)
-      }
-      return statement
+  return (sql) => {
+    let statement = cache.get(sql)
+    if (statement === undefined) {
+      statement = database.prepare(sql)
+      if (cache.size >= size) cache.delete(cache.keys().next().value as string)
+      cache.set(sql, statement)
     }
+    return statement
   }
 }
 
@@ -55,7 +53,7 @@ export const openSqlite = ({ path, synchronous = 'FULL', log }: SqliteOptions): 
   database.pragma('mmap_size = 268435456')
   database.pragma('temp_store = MEMORY')
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(database) }),
+    dialect: groupCommitDialect(database, cachedPrepare(database)),
     ...(log ? { log } : {})
   })
   return {

@@ -1,0 +1,211 @@
+import type BetterSqlite3 from 'better-sqlite3'
+import {
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult
+} from 'kysely'
+
+type Statement = ReturnType<BetterSqlite3.Database['prepare']>
+
+interface Waiter {
+  resolve(): void
+  reject(error: unknown): void
+}
+
+/** The savepoint an explicit (Kysely) transaction runs in, inside the group. */
+const TRANSACTION = 'kysely_transaction'
+
+/**
+ * Group commit for SQLite.
+ *
+ * With `synchronous = FULL`, every COMMIT waits for an fsync of the WAL, and
+ * better-sqlite3 waits on the event loop: one write per fsync caps writes at a
+ * few hundred per second whatever the CPU. Here every write that arrives while
+ * the event loop is busy joins one open transaction; the transaction commits
+ * once, on the next turn of the loop, and only then does each write resolve.
+ * One fsync then covers every request of that turn, and an acknowledged write
+ * is still on disk before its caller hears of it.
+ *
+ * - A failed statement undoes itself only (SQLite's statement-level rollback),
+ *   so one request's constraint error does not touch the others.
+ * - An explicit transaction runs in a savepoint of the group, holding the
+ *   connection to itself until it ends, and resolves after the group commits.
+ * - Reads never see a write before it is durable: while a group is open, a
+ *   read waits for its commit.
+ * - If the commit fails, or SQLite rolls the group back on its own (I/O error,
+ *   disk full), every write of the group fails with that error: none was
+ *   acknowledged.
+ */
+export class GroupCommitDriver implements Driver {
+  readonly #db: BetterSqlite3.Database
+  readonly #prepare: (sql: string) => Statement
+  /** Writes done in the open group, waiting for its COMMIT. */
+  #waiters: Waiter[] = []
+  #open = false
+  /** The explicit transaction holding the connection; everyone else waits for it. */
+  #held: { done: Promise<void>, release(): void } | undefined
+
+  constructor (db: BetterSqlite3.Database, prepare: (sql: string) => Statement) {
+    this.#db = db
+    this.#prepare = prepare
+  }
+
+  async init (): Promise<void> {}
+
+  // Connections are views of the one database: exclusivity is per statement,
+  // or per explicit transaction, enforced here rather than by a pool of one.
+  async acquireConnection (): Promise<DatabaseConnection> {
+    return new GroupCommitConnection(this)
+  }
+
+  async releaseConnection (): Promise<void> {}
+
+  async beginTransaction (connection: DatabaseConnection): Promise<void> {
+    while (this.#held !== undefined) await this.#held.done
+    let release = (): void => {}
+    this.#held = { done: new Promise((resolve) => { release = resolve }), release }
+    try {
+      this.#join()
+      this.#db.exec(`savepoint ${TRANSACTION}`)
+    } catch (error) {
+      this.#release()
+      throw error
+    }
+    (connection as GroupCommitConnection).inTransaction = true
+  }
+
+  async commitTransaction (connection: DatabaseConnection): Promise<void> {
+    this.#end(connection, `release ${TRANSACTION}`)
+    await this.#committed()
+  }
+
+  async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
+    this.#end(connection, `rollback to ${TRANSACTION}; release ${TRANSACTION}`)
+  }
+
+  async destroy (): Promise<void> {
+    while (this.#held !== undefined) await this.#held.done
+    if (this.#open) this.#commit()
+    this.#db.close()
+  }
+
+  /** Runs a statement for a connection; `inTransaction`: it holds the connection. */
+  async execute (compiled: CompiledQuery, inTransaction: boolean): Promise<QueryResult<unknown>> {
+    const statement = this.#prepare(compiled.sql)
+    const parameters = compiled.parameters as unknown[]
+    if (inTransaction) return run(statement, parameters)
+    for (;;) {
+      if (this.#held !== undefined) await this.#held.done
+      else if (statement.readonly && this.#open) await this.#committed()
+      else break
+    }
+    if (statement.readonly) return run(statement, parameters)
+    this.#join()
+    let result: QueryResult<unknown>
+    try {
+      result = run(statement, parameters)
+    } finally {
+      this.#checkGroup()
+    }
+    await this.#committed()
+    return result
+  }
+
+  /** Opens the group transaction if none is open, committing on the next turn of the loop. */
+  #join (): void {
+    if (this.#open) return
+    this.#db.exec('begin immediate')
+    this.#open = true
+    setImmediate(() => this.#commitWhenFree())
+  }
+
+  #commitWhenFree (): void {
+    // An explicit transaction in the middle of its statements: commit when it ends.
+    if (this.#held !== undefined) this.#held.done.then(() => this.#commitWhenFree(), () => {})
+    else if (this.#open) this.#commit()
+  }
+
+  #commit (): void {
+    const waiters = this.#waiters
+    this.#waiters = []
+    this.#open = false
+    try {
+      this.#db.exec('commit')
+    } catch (error) {
+      if (this.#db.inTransaction) this.#db.exec('rollback')
+      for (const waiter of waiters) waiter.reject(error)
+      return
+    }
+    for (const waiter of waiters) waiter.resolve()
+  }
+
+  /** SQLite rolls a whole transaction back on some errors (I/O, disk full): then the group is lost. */
+  #checkGroup (): void {
+    if (!this.#open || this.#db.inTransaction) return
+    const waiters = this.#waiters
+    this.#waiters = []
+    this.#open = false
+    const error = Object.assign(new Error('the transaction was rolled back by the database'), { code: 'SQLITE_IOERR' })
+    for (const waiter of waiters) waiter.reject(error)
+  }
+
+  /** Resolves when the open group is durable; at once when none is open. */
+  async #committed (): Promise<void> {
+    if (!this.#open) return
+    await new Promise<void>((resolve, reject) => { this.#waiters.push({ resolve, reject }) })
+  }
+
+  #end (connection: DatabaseConnection, statement: string): void {
+    (connection as GroupCommitConnection).inTransaction = false
+    try {
+      this.#db.exec(statement)
+    } finally {
+      this.#release()
+      this.#checkGroup()
+    }
+  }
+
+  #release (): void {
+    const held = this.#held
+    this.#held = undefined
+    held?.release()
+  }
+}
+
+const run = (statement: Statement, parameters: unknown[]): QueryResult<unknown> => {
+  if (statement.reader) return { rows: statement.all(parameters) }
+  const { changes } = statement.run(parameters)
+  return { numAffectedRows: BigInt(changes), rows: [] }
+}
+
+class GroupCommitConnection implements DatabaseConnection {
+  inTransaction = false
+  readonly #driver: GroupCommitDriver
+
+  constructor (driver: GroupCommitDriver) {
+    this.#driver = driver
+  }
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    return this.#driver.execute(compiled, this.inTransaction) as Promise<QueryResult<R>>
+  }
+
+  // eslint-disable-next-line require-yield
+  async * streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported: page with keyset queries instead')
+  }
+}
+
+/** Kysely's SQLite dialect with the group-commit driver. */
+export const groupCommitDialect = (db: BetterSqlite3.Database, prepare: (sql: string) => Statement): Dialect => ({
+  createAdapter: () => new SqliteAdapter(),
+  createDriver: () => new GroupCommitDriver(db, prepare),
+  createQueryCompiler: () => new SqliteQueryCompiler(),
+  createIntrospector: (kysely: Kysely<unknown>) => new SqliteIntrospector(kysely)
+})
