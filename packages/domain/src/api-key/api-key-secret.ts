@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 /*
  * A key is `ps_` + 11 characters of lookup id (8 random bytes) + 43
@@ -15,7 +15,7 @@ const SECRET_BYTES = 32
 const LOOKUP_LENGTH = 11
 const KEY_FORMAT = /^ps_[A-Za-z0-9_-]{54}$/
 
-export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('base64url')
+export const hashApiKey = (key: string): string => hash('sha256', key, 'base64url')
 
 export interface ApiKeySecret {
   /** Shown to the creator once, never stored. */
@@ -37,6 +37,6 @@ export const lookupIdOf = (presented: string): string | undefined =>
 /** Compares hashes in constant time, so timing says nothing about how much of a key was right. */
 export const apiKeyMatches = (presented: string, secretHash: string): boolean => {
   const expected = Buffer.from(secretHash, 'base64url')
-  const actual = createHash('sha256').update(presented).digest()
+  const actual = hash('sha256', presented, 'buffer')
   return expected.length === actual.length && timingSafeEqual(expected, actual)
 }

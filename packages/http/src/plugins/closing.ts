@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify'
 export const installClosingHeader = (app: FastifyInstance): void => {
   let closing = false
   app.addHook('preClose', async () => { closing = true })
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close')
+    done(null, payload)
   })
 }

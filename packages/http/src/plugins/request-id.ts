@@ -12,7 +12,8 @@ export const requestIdOf = (request: IncomingMessage): string => {
 }
 
 export const installRequestId = (app: FastifyInstance): void => {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
 }

@@ -196,7 +196,6 @@ class GroupCommitConnection implements DatabaseConnection {
     return this.#driver.execute(compiled, this.inTransaction) as Promise<QueryResult<R>>
   }
 
-  // eslint-disable-next-line require-yield
   async * streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported: page with keyset queries instead')
   }
