@@ -222,6 +222,28 @@ t.test('the cost budget is an option; costs add up over aliases, fragments and v
   t.equal(await cost('query ($skip: Boolean!) { people(limit: 100) { friends(limit: 100) @skip(if: $skip) { id } } }', { skip: true }), 'ok', 'skipped fields cost nothing')
 })
 
+t.test('the same document costs what its variables make it cost, however often it is sent', async (t) => {
+  const { api } = await build(t, { graphqlMaxCost: 1000 })
+  const send = async (query: string, variables: Record<string, unknown>) => {
+    const { status, body } = await graphql(api, getGraphQL(query, variables))
+    return status === 200 ? 'ok' : body.errors?.[0]?.extensions?.cost ?? body.errors?.[0]?.extensions?.code
+  }
+  const limits = 'query ($id: ID!, $n: Int = 10) { people(limit: 100) { friends(limit: $n) { id } } person(id: $id) { name } }'
+  const skip = 'query ($skip: Boolean!) { people(limit: 100) { friends(limit: 100) @skip(if: $skip) { id } } }'
+  const sequence: Array<[string, Record<string, unknown>, unknown]> = [
+    [limits, { id: 'a' }, 1100],
+    [limits, { id: 'b', n: 1 }, 'ok'],
+    [limits, { id: 'c', n: 100 }, 10100],
+    [limits, { id: 'd', n: 1 }, 'ok'],
+    [limits, { id: 'e', n: 101 }, 'VALIDATION_FAILED'],
+    [limits, { id: 'f', n: null }, 1100],
+    [skip, { skip: true }, 'ok'],
+    [skip, { skip: false }, 10100],
+    [skip, { skip: true }, 'ok']
+  ]
+  for (const [query, variables, expected] of sequence) t.equal(await send(query, variables), expected, JSON.stringify(variables))
+})
+
 t.test('caps on aliases, directives and tokens', async (t) => {
   const { api } = await build(t)
   const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(' ')

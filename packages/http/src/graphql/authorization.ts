@@ -95,9 +95,11 @@ export const selectedFields = (
 }
 
 /** The request's variables as execution will see them; undefined when they do not coerce. */
+/** The operation's variables, coerced to their types; throws the first error of a missing or mistyped one. */
 export const coercedVariables = (schema: GraphQLSchema, operation: OperationDefinitionNode, raw: Record<string, unknown> | undefined): Variables => {
   const result = getVariableValues(schema, operation.variableDefinitions ?? [], raw ?? {})
-  return 'coerced' in result ? result.coerced : undefined
+  if (result.errors !== undefined) throw result.errors[0]
+  return result.coerced
 }
 
 export const fragmentsOf = (definitions: readonly { kind: Kind }[]): Record<string, FragmentDefinitionNode> =>

@@ -1,4 +1,4 @@
-import { GraphQLError, getNullableType, isListType, type DocumentNode, type GraphQLSchema } from 'graphql'
+import { GraphQLError, getNullableType, isListType, Kind, visit, type DocumentNode, type GraphQLSchema } from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
 import { LIST_ARGUMENTS } from './limits.js'
 import type { LimitedListField } from './schema.js'
@@ -50,8 +50,7 @@ export interface CostInput {
   operationName?: string | undefined
 }
 
-/** The worst-case cost of the operation to run; throws LimitArgumentError or a variable error. */
-export const costOf = ({ schema, document, variables, operationName }: CostInput): number =>
+const computeCost = ({ schema, document, variables, operationName }: CostInput): number =>
   getComplexity({
     schema,
     query: document,
@@ -59,6 +58,53 @@ export const costOf = ({ schema, document, variables, operationName }: CostInput
     ...(variables ? { variables } : {}),
     ...(operationName ? { operationName } : {})
   })
+
+/**
+ * The variables a document's cost can depend on: those given to a `limit:`
+ * argument or to a directive (`@include(if: $x)` prunes a subtree). An `id`
+ * variable changes on every request and never changes the cost.
+ */
+const costVariablesOf = (document: DocumentNode): string[] => {
+  const names = new Set<string>()
+  let inDirective = 0
+  visit(document, {
+    Directive: { enter: () => { inDirective++ }, leave: () => { inDirective-- } },
+    Argument (node) {
+      if (node.value.kind === Kind.VARIABLE && (inDirective > 0 || node.name.value === 'limit')) names.add(node.value.name.value)
+    }
+  })
+  return [...names]
+}
+
+interface DocumentCosts { variables: string[], costs: Map<string, number> }
+
+const COSTS_PER_DOCUMENT = 64
+const documentCosts = new WeakMap<DocumentNode, DocumentCosts>()
+
+/**
+ * The worst-case cost of the operation to run; throws LimitArgumentError or
+ * a variable error. Mercurius hands over the same document object for the
+ * same query text (its parse cache), so a cost is computed once per document,
+ * operation and values of the variables it depends on; failures are never
+ * remembered.
+ */
+export const costOf = (input: CostInput): number => {
+  let known = documentCosts.get(input.document)
+  if (known === undefined) {
+    known = { variables: costVariablesOf(input.document), costs: new Map() }
+    documentCosts.set(input.document, known)
+  }
+  const given = input.variables ?? {}
+  // Absent and null differ for a variable with a default: each gets its own entry.
+  const key = JSON.stringify([input.operationName ?? null, ...known.variables.map((name) => (name in given ? [given[name]] : []))])
+  let cost = known.costs.get(key)
+  if (cost === undefined) {
+    cost = computeCost(input)
+    if (known.costs.size >= COSTS_PER_DOCUMENT) known.costs.clear()
+    known.costs.set(key, cost)
+  }
+  return cost
+}
 
 export const costTooHighError = (cost: number, max: number): GraphQLError =>
   new GraphQLError(`the query's worst-case cost is ${cost}, over the budget of ${max}; ask for smaller limits or fewer nested lists`, {

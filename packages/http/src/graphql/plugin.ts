@@ -110,7 +110,15 @@ const checkBeforeExecution = (maxCost: number) =>
       throw requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' })
     }
     if (operation) {
-      const fields = selectedFields(schema, operation, fragmentsOf(document.definitions), coercedVariables(schema, operation, variables))
+      // Variables are checked here, once: the cost below is remembered per
+      // document and would not report them again.
+      let coerced: Record<string, unknown> | undefined
+      try {
+        coerced = coercedVariables(schema, operation, variables)
+      } catch (error) {
+        asRequestError(error)
+      }
+      const fields = selectedFields(schema, operation, fragmentsOf(document.definitions), coerced)
       const denied = deniedFields(context.caller, fields, rootTypesOf(schema))
       if (denied.length > 0) {
         throw new GraphQLRequestError(denied.some((e) => e.extensions.code === 'UNAUTHENTICATED') ? 401 : 403, denied)
@@ -128,21 +136,38 @@ const checkBeforeExecution = (maxCost: number) =>
 /**
  * Refuses JSON in place of a GraphQL document (see isJsonEncoded) and, on GET,
  * an operationName that selects no operation: Mercurius would fail on it with
- * a TypeError while looking for mutations.
+ * a TypeError while looking for mutations. Returns whether the source passed:
+ * false when it does not parse (Mercurius reports the syntax error).
  */
-const checkSource = async (_schema: GraphQLSchema, source: string, context: GraphQLContext): Promise<void> => {
+const sourcePasses = (source: string, context: GraphQLContext): boolean => {
   if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
-  if (context.reply.request.method === 'POST') return
+  if (context.reply.request.method === 'POST') return true
   let document: DocumentNode
   try {
     document = parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
   } catch {
-    return // Mercurius reports the syntax error.
+    return false
   }
   if (getOperationAST(document, context.operationName) === null) {
     throw requestError(400, context.operationName === undefined
       ? 'the document has several operations: say which to run with operationName'
       : `the document has no operation named ${JSON.stringify(context.operationName)}`, 'GRAPHQL_VALIDATION_FAILED')
+  }
+  return true
+}
+
+// Clients send the same few documents again and again: one that passed is
+// remembered (a parse per request otherwise), within bounds.
+const REMEMBERED_SOURCES = 1000
+const REMEMBERED_SOURCE_LENGTH = 8192
+
+const checkSource = () => {
+  const passed = new Set<string>()
+  return async (_schema: GraphQLSchema, source: string, context: GraphQLContext): Promise<void> => {
+    const key = `${context.reply.request.method === 'POST' ? 'POST' : 'GET'} ${JSON.stringify(context.operationName ?? null)} ${source}`
+    if (passed.has(key) || !sourcePasses(source, context) || source.length > REMEMBERED_SOURCE_LENGTH) return
+    if (passed.size >= REMEMBERED_SOURCES) passed.clear()
+    passed.add(key)
   }
 }
 
@@ -243,7 +268,7 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
 
     // Nothing reachable by omission: every root field has a row in the table.
     assertEveryRootFieldGoverned(scope.graphql.schema)
-    scope.graphql.addHook('preParsing', checkSource)
+    scope.graphql.addHook('preParsing', checkSource())
     scope.graphql.addHook('preExecution', checkBeforeExecution(maxCost))
     scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => {
       if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED').errors[0]
