@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createUseCases, uuidv7Generator, type Clock } from '@people-service/domain'
-import { createInMemoryPorts, inMemoryMessageEvents } from '@people-service/domain/testing'
+import { accountCaller, createAccessUseCases, createUseCases, uuidv7Generator, type Clock } from '@people-service/domain'
+import { createInMemoryPorts, fastPasswordHasher, inMemoryMessageEvents } from '@people-service/domain/testing'
 
 const fixedClock = (iso: string): Clock & { set(iso: string): void } => {
   let now = new Date(iso)
@@ -177,4 +177,55 @@ t.test('batch reads answer every asked id, in one call, and check their limits',
   t.same(inboxes.get(bob.id), [])
   t.same(inboxes.get(unknown), [])
   await t.rejects(useCases.listInboxOfMany([ada.id], -1), { code: 'VALIDATION_FAILED', field: 'limit' })
+})
+
+/** A repository that refuses text holding U+0000 as PostgreSQL does. */
+const refusingNul = <T extends object>(repository: T): T => {
+  const guarded: Record<string, unknown> = {}
+  for (const [name, method] of Object.entries(repository)) {
+    guarded[name] = typeof method !== 'function'
+      ? method
+      : (...args: unknown[]) => {
+          if (JSON.stringify(args).includes('\\u0000')) throw new Error(`${name} was given U+0000`)
+          return (method as (...a: unknown[]) => unknown).apply(repository, args)
+        }
+  }
+  return guarded as T
+}
+
+t.test('text holding U+0000 is refused or matches nothing, and never reaches a repository', async (t) => {
+  const memory = createInMemoryPorts({ passwords: fastPasswordHasher() })
+  const { people, friendships, messages, accounts, apiKeys } = memory
+  const ports = {
+    ...memory,
+    people: refusingNul(people),
+    friendships: refusingNul(friendships),
+    messages: refusingNul(messages),
+    accounts: refusingNul(accounts),
+    apiKeys: refusingNul(apiKeys)
+  }
+  const useCases = createUseCases(ports)
+  const access = createAccessUseCases(ports)
+  const nul = 'a\u0000b'
+  const ada = await useCases.createPerson({ name: 'Ada' })
+
+  for (const [input, field] of [
+    [{ name: nul }, 'name'],
+    [{ name: 'A', email: `${nul}@example.org` }, 'email'],
+    [{ name: 'A', address: { city: nul } }, 'address.city']
+  ] as const) {
+    await t.rejects(useCases.createPerson(input), { code: 'VALIDATION_FAILED', field }, field)
+  }
+  await t.rejects(useCases.updatePerson(ada.id, { name: nul }), { code: 'VALIDATION_FAILED', field: 'name' })
+  await t.rejects(useCases.sendMessage({ personId: ada.id, text: nul, senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+
+  t.same(await useCases.listPeople({ name: nul }), { items: [] })
+  await t.rejects(useCases.listPeople({ cursor: Buffer.from(JSON.stringify([nul])).toString('base64url') }), { code: 'INVALID_CURSOR' })
+  const byPersonId: Array<(id: string) => Promise<unknown>> = [useCases.getPerson, useCases.deletePerson, useCases.listFriends, useCases.listInbox]
+  for (const read of byPersonId) await t.rejects(read(nul), { code: 'PERSON_NOT_FOUND' })
+  await t.rejects(useCases.getMessage(nul), { code: 'MESSAGE_NOT_FOUND' })
+
+  const admin = accountCaller(await access.createAccount({ username: 'root', password: 'correct horse battery', role: 'admin' }))
+  await t.rejects(access.createApiKey(admin, { name: nul }), { code: 'VALIDATION_FAILED', field: 'name' })
+  await t.rejects(access.logIn(`root${nul}`, 'correct horse battery'), { code: 'INVALID_CREDENTIALS' })
 })

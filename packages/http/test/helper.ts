@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import tap from 'tap'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Ports, type Role } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle } from '@people-service/infra'
+import { postgresDatabase, type PostgresTestDatabase } from '@people-service/infra/testing'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 
 interface Teardown { teardown(fn: () => unknown): void }
@@ -52,14 +54,33 @@ export const portsOver = (repositories: Pick<Ports, 'people' | 'friendships' | '
   events: noMessageEvents
 })
 
+let postgres: Promise<PostgresTestDatabase> | undefined
+
 /**
- * Empty repositories: in memory, or — with PEOPLE_TEST_DATABASE=sqlite, as
- * the suites under test/sqlite/ set it — over a fresh SQLite file, so the
- * same HTTP suites run against the real database.
+ * One PostgreSQL database per test process, emptied for each app: creating
+ * and migrating a database per test would cost more than the test itself.
+ * It belongs to the root test, so it is dropped once the file's tests are
+ * done. Tests in a file run one at a time, so no app sees another's data;
+ * an app built earlier in the same test sees its data go too.
+ */
+const emptyPostgres = async (): Promise<PostgresTestDatabase> => {
+  postgres ??= postgresDatabase(tap)
+  const database = await postgres
+  await database.reset()
+  return database
+}
+
+/**
+ * Empty repositories: in memory, or — with PEOPLE_TEST_DATABASE=sqlite or
+ * postgres, as the suites under test/sqlite/ and test/postgres/ set it — over
+ * a real database, so the same HTTP suites run against each.
  */
 const defaultPorts = async (t: Teardown): Promise<Ports> => {
-  if (process.env.PEOPLE_TEST_DATABASE === 'sqlite') return portsOver(createRepositories(await sqliteDatabase(t)))
-  return createInMemoryPorts({ passwords: fastPasswordHasher() })
+  const database = process.env.PEOPLE_TEST_DATABASE
+  if (database === undefined) return createInMemoryPorts({ passwords: fastPasswordHasher() })
+  if (database === 'sqlite') return portsOver(createRepositories(await sqliteDatabase(t)))
+  if (database === 'postgres') return portsOver(createRepositories(await emptyPostgres()))
+  throw new Error(`PEOPLE_TEST_DATABASE must be sqlite or postgres, not ${database}`)
 }
 
 /**

@@ -22,6 +22,7 @@ t.test('POST /message refuses bad bodies with 400 and unknown people with 404', 
     ['no text', { personId: ada.id }],
     ['no person', { text: 'hi' }],
     ['text not a string', { personId: ada.id, text: 5 }],
+    ['text holding U+0000', { personId: ada.id, text: 'hi\u0000' }],
     ['senderId is set by the service', { personId: ada.id, text: 'hi', senderId: 'someone-else' }],
     ['id is set by the service', { personId: ada.id, text: 'hi', id: 'x' }]
   ] as const) {

@@ -46,11 +46,12 @@ t.test('GET /people?name= filters case-insensitively and keeps the filter in the
   const next = nextLink(res.headers.link)
   t.match(next, /name=ada/)
   t.same((await api.inject(next!)).json().map((p: { name: string }) => p.name), ['ADA King'])
+  t.same((await api.inject('/people?name=%00')).json(), [], 'no name holds U+0000')
 })
 
 t.test('GET /people rejects bad limits, cursors and unknown parameters with 400', async (t) => {
   const { api } = await build(t)
-  for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'cursor=garbage', 'cursor=' + Buffer.from('{"a":1}').toString('base64url'), 'colour=red']) {
+  for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'cursor=garbage', 'cursor=' + Buffer.from('{"a":1}').toString('base64url'), 'cursor=' + Buffer.from('["\\u0000"]').toString('base64url'), 'colour=red']) {
     const res = await api.inject(`/people?${query}`)
     t.equal(res.statusCode, 400, query)
     t.equal(res.json().statusCode, 400)

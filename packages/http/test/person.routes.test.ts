@@ -32,6 +32,7 @@ t.test('every field rule is refused with 400 naming the field, and nothing is st
     ['empty name', { name: '' }, /name/],
     ['name of 201 characters', { name: 'x'.repeat(201) }, /name/],
     ['name not a string', { name: 42 }, /name/],
+    ['name holding U+0000', { name: 'A\u0000B' }, /name/],
     ['negative age', { name: 'A', age: -1 }, /age/],
     ['age over 150', { name: 'A', age: 151 }, /age/],
     ['fractional age', { name: 'A', age: 1.5 }, /age/],
@@ -42,6 +43,7 @@ t.test('every field rule is refused with 400 naming the field, and nothing is st
     ['address not an object', { name: 'A', address: 'London' }, /address/],
     ['address with an unknown field', { name: 'A', address: { planet: 'Earth' } }, /planet/],
     ['address field too long', { name: 'A', address: { city: 'c'.repeat(201) } }, /city/],
+    ['address field holding U+0000', { name: 'A', address: { street: 'x\u0000' } }, /street/],
     ['unknown field', { name: 'A', nickname: 'Countess' }, /nickname/],
     ['createdAt is never accepted', { name: 'A', createdAt: '2020-01-01T00:00:00.000Z' }, /createdAt/],
     ['updatedAt is never accepted', { name: 'A', updatedAt: '2020-01-01T00:00:00.000Z' }, /updatedAt/],
@@ -56,7 +58,8 @@ t.test('every field rule is refused with 400 naming the field, and nothing is st
   for (const [name, body, field] of [
     ['id in a PUT body', { id: ada.id, name: 'B' }, /id/],
     ['name cannot be cleared', { name: null }, /name/],
-    ['age too high', { age: 151 }, /age/]
+    ['age too high', { age: 151 }, /age/],
+    ['name holding U+0000', { name: 'B\u0000' }, /name/]
   ] as const) {
     const res = await post(api, `/person/${ada.id}`, body, 'PUT')
     t.equal(res.statusCode, 400, name)

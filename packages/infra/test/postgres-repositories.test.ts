@@ -1,7 +1,7 @@
 import t from 'tap'
 import { repositoryContract } from '@people-service/domain/testing'
 import { createRepositories, migrateToLatest } from '@people-service/infra'
-import { postgresDatabase } from './postgres.js'
+import { postgresDatabase } from '@people-service/infra/testing'
 
 const database = await postgresDatabase(t)
 

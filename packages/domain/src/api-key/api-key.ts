@@ -1,5 +1,6 @@
 import { SCOPES, type Scope } from '../account/account.js'
 import { validationError } from '../errors.js'
+import { checkNoNul } from '../shared/text.js'
 
 export interface ApiKey {
   id: string
@@ -36,7 +37,7 @@ export const checkKeyName = (name: unknown): string => {
   if (typeof name !== 'string' || name.trim().length < 1 || [...name].length > API_KEY_LIMITS.nameLength) {
     throw validationError('name', `must be 1 to ${API_KEY_LIMITS.nameLength} characters`)
   }
-  return name
+  return checkNoNul('name', name)
 }
 
 export const isScope = (scope: unknown): scope is Scope => (SCOPES as readonly unknown[]).includes(scope)

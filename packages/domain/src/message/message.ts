@@ -1,4 +1,5 @@
 import { validationError } from '../errors.js'
+import { checkNoNul } from '../shared/text.js'
 
 export interface Message {
   id: string
@@ -18,5 +19,5 @@ export const checkMessageText = (text: unknown): string => {
   if (length < 1 || length > MESSAGE_LIMITS.textLength) {
     throw validationError('text', `must be 1 to ${MESSAGE_LIMITS.textLength} characters`)
   }
-  return text
+  return checkNoNul('text', text)
 }

@@ -1,4 +1,5 @@
 import { validationError } from '../errors.js'
+import { checkNoNul } from '../shared/text.js'
 
 export interface Address {
   street: string | null
@@ -59,7 +60,7 @@ const checkName = (name: unknown): string => {
   if (length(name) < 1 || length(name) > PERSON_LIMITS.nameLength) {
     throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
   }
-  return name
+  return checkNoNul('name', name)
 }
 
 const checkAge = (age: unknown): number | null => {
@@ -75,7 +76,7 @@ const checkEmail = (email: unknown): string | null => {
   if (typeof email !== 'string' || email.length > PERSON_LIMITS.emailLength || !EMAIL.test(email)) {
     throw validationError('email', `must be an e-mail address of at most ${PERSON_LIMITS.emailLength} characters or null`)
   }
-  return email
+  return checkNoNul('email', email)
 }
 
 const checkAddressField = (field: keyof Address, value: unknown): string | null => {
@@ -83,7 +84,7 @@ const checkAddressField = (field: keyof Address, value: unknown): string | null 
   if (typeof value !== 'string' || length(value) > PERSON_LIMITS.addressFieldLength) {
     throw validationError(`address.${field}`, `must be a string of at most ${PERSON_LIMITS.addressFieldLength} characters or null`)
   }
-  return value
+  return checkNoNul(`address.${field}`, value)
 }
 
 const checkAddress = (address: unknown): Address | null => {

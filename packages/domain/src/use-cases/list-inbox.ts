@@ -26,7 +26,8 @@ export const listInbox = (ports: Pick<Ports, 'people' | 'messages'>) => {
   return async (personId: string, input: ListInboxInput = {}): Promise<Page<Message>> => {
     const limit = checkLimit(input.limit ?? LIST_LIMITS.inbox.default, LIST_LIMITS.inbox.max)
     const before = input.cursor === undefined ? undefined : decodeInboxCursor(input.cursor)
-    const rows = await ports.messages.listForPerson(personId, { limit: limit + 1, ...(before ? { before } : {}) })
+    // As for friends: a malformed id is not looked up, only answered 404.
+    const rows = isId(personId) ? await ports.messages.listForPerson(personId, { limit: limit + 1, ...(before ? { before } : {}) }) : []
     if (rows.length === 0) await get(personId)
     return toPage(rows, limit, (m) => [m.sentAt.toISOString(), m.id])
   }

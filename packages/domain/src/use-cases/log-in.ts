@@ -1,6 +1,7 @@
 import type { Account } from '../account/account.js'
 import { DomainError } from '../errors.js'
 import type { Ports } from '../ports.js'
+import { hasNul } from '../shared/text.js'
 
 const invalidCredentials = (): DomainError =>
   new DomainError('INVALID_CREDENTIALS', 'wrong username or password')
@@ -11,7 +12,8 @@ const invalidCredentials = (): DomainError =>
  */
 export const logIn = ({ accounts, passwords }: Pick<Ports, 'accounts' | 'passwords'>) =>
   async (username: string, password: string): Promise<Account> => {
-    const account = await accounts.findByUsername(username)
+    // No username holds U+0000 (PostgreSQL would refuse to compare it): no lookup.
+    const account = hasNul(username) ? undefined : await accounts.findByUsername(username)
     const matches = await passwords.verify(password, account?.passwordHash ?? passwords.decoyHash)
     if (account === undefined || !matches) throw invalidCredentials()
     return account
