@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import autocannon from 'autocannon'
 
@@ -19,7 +19,16 @@ export interface Result {
   p99: number
   errors: number
   non2xx: number
+  /** Server CPU time (user + system) per request, in µs: what the server spent, whatever the load generator did. */
+  cpuPerRequest?: number
   ratio?: number
+}
+
+/** CPU time a process has used so far, in µs (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+export const cpuTimeOf = (pid: number): number => {
+  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
 }
 
 export const freePort = async (): Promise<number> => new Promise((resolve, reject) => {
@@ -52,7 +61,8 @@ export const stopProcess = async (child: ChildProcess): Promise<void> => {
   await exited
 }
 
-export const run = async (baseUrl: string, scenario: Scenario, seconds: number, connections: number): Promise<Result> => {
+export const run = async (baseUrl: string, scenario: Scenario, seconds: number, connections: number, serverPid?: number): Promise<Result> => {
+  const cpuBefore = serverPid === undefined ? 0 : cpuTimeOf(serverPid)
   const result = await autocannon({
     url: baseUrl,
     connections,
@@ -72,13 +82,14 @@ export const run = async (baseUrl: string, scenario: Scenario, seconds: number, 
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
-    non2xx: result.non2xx
+    non2xx: result.non2xx,
+    ...(serverPid === undefined ? {} : { cpuPerRequest: Math.round((cpuTimeOf(serverPid) - cpuBefore) / Math.max(1, result.requests.total)) })
   }
 }
 
 export const printTable = (results: Result[]): void => {
-  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'ratio'],
-    ...results.map((r) => [r.scenario, String(r.requestsPerSecond), String(r.p50), String(r.p99), String(r.errors), String(r.non2xx), r.ratio === undefined ? '' : r.ratio.toFixed(3)])]
+  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'CPU µs/req', 'ratio'],
+    ...results.map((r) => [r.scenario, String(r.requestsPerSecond), String(r.p50), String(r.p99), String(r.errors), String(r.non2xx), String(r.cpuPerRequest ?? ''), r.ratio === undefined ? '' : r.ratio.toFixed(3)])]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
   for (const row of rows) process.stdout.write(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ') + '\n')
 }

@@ -35,7 +35,8 @@ const rssOf = (pid: number | undefined): number => {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'people-bench-'))
-const databaseUrl = `sqlite:${join(dir, 'people.db')}`
+const databaseFile = join(dir, 'people.db')
+const databaseUrl = `sqlite:${databaseFile}`
 try {
   const database = createDatabase({ url: databaseUrl, sqliteSynchronous: 'NORMAL' })
   await migrateToLatest(database)
@@ -49,15 +50,27 @@ try {
   const ceilingPort = await freePort()
   const ceiling = await startProcess(['--import', 'tsx', new URL('./ceiling-server.ts', import.meta.url).pathname], { PORT: String(ceilingPort) }, `http://127.0.0.1:${ceilingPort}/hello`)
   try {
-    results.push(await run(`http://127.0.0.1:${ceilingPort}`, { name: 'ceiling: bare Fastify GET /hello', request: () => ({ path: '/hello' }) }, seconds, connections))
+    results.push(await run(`http://127.0.0.1:${ceilingPort}`, { name: 'ceiling: bare Fastify GET /hello', request: () => ({ path: '/hello' }) }, seconds, connections, ceiling.pid))
   } finally {
     await stopProcess(ceiling)
+  }
+
+  const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
+  // The reference for the database-bound reads: what Fastify and
+  // better-sqlite3 do on this file with nothing else on the path.
+  const minimalPort = await freePort()
+  const minimal = await startProcess(['--import', 'tsx', new URL('./minimal-server.ts', import.meta.url).pathname], { PORT: String(minimalPort), DATABASE_FILE: databaseFile }, `http://127.0.0.1:${minimalPort}/people?limit=1`)
+  try {
+    const minimalBase = `http://127.0.0.1:${minimalPort}`
+    results.push(await run(minimalBase, { name: 'reference: minimal Fastify + SQLite GET /person/<id>', request: () => ({ path: `/person/${randomId()}` }) }, seconds, connections, minimal.pid))
+    results.push(await run(minimalBase, { name: 'reference: minimal Fastify + SQLite GET /people?limit=100', request: () => ({ path: '/people?limit=100' }) }, seconds, connections, minimal.pid))
+  } finally {
+    await stopProcess(minimal)
   }
 
   const { base, server } = await startBenchServer(databaseUrl, ADMIN_PASSWORD)
   let rss = 0
   let key = ''
-  const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
   const graphqlGet = (query: string, variables?: object) =>
     `/graphql?query=${encodeURIComponent(query)}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`
   const personWithFriends = 'query ($id: ID!) { person(id: $id) { name age friends(limit: 10) { name } } }'
@@ -88,7 +101,7 @@ try {
       { name: 'GraphQL person + friends(10)', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) },
       { name: 'GraphQL people(100) x friends(10)', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }
     ]
-    for (const scenario of scenarios) results.push(await run(base, scenario, seconds, connections))
+    for (const scenario of scenarios) results.push(await run(base, scenario, seconds, connections, server.pid))
     rss = rssOf(server.pid)
   } finally {
     await stopProcess(server)
@@ -98,8 +111,8 @@ try {
   const interpreted = await startBenchServer(databaseUrl, ADMIN_PASSWORD, { GRAPHQL_JIT: '0' })
   try {
     const headers = { 'x-api-key': key }
-    results.push(await run(interpreted.base, { name: 'GraphQL person + friends(10), no JIT', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) }, seconds, connections))
-    results.push(await run(interpreted.base, { name: 'GraphQL people(100) x friends(10), no JIT', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }, seconds, connections))
+    results.push(await run(interpreted.base, { name: 'GraphQL person + friends(10), no JIT', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) }, seconds, connections, interpreted.server.pid))
+    results.push(await run(interpreted.base, { name: 'GraphQL people(100) x friends(10), no JIT', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }, seconds, connections, interpreted.server.pid))
   } finally {
     await stopProcess(interpreted.server)
   }

@@ -1,0 +1,20 @@
+import Database from 'better-sqlite3'
+import Fastify from 'fastify'
+
+/*
+ * The reference point for the database-bound scenarios: minimal Fastify over
+ * better-sqlite3 on the same file, with no authentication, validation, rate
+ * limits, headers or metrics. The gap between it and the real server is what
+ * those cost.
+ */
+const db = new Database(process.env.DATABASE_FILE ?? '', { readonly: true })
+const byId = db.prepare('select * from person where id = ?')
+const page = db.prepare('select id, name from person order by id limit ?')
+const app = Fastify({ logger: false })
+app.get<{ Params: { id: string } }>('/person/:id', async (request, reply) => {
+  const row = byId.get(request.params.id)
+  return row ?? reply.code(404).send({ error: 'not found' })
+})
+app.get<{ Querystring: { limit?: string } }>('/people', async (request) => page.all(Number(request.query.limit ?? 20)))
+await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) })
+process.on('SIGTERM', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })
