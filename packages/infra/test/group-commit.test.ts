@@ -81,3 +81,24 @@ t.test('a read issued while a write is pending answers only once that write is d
   t.ok(other.has(person.id), '…because it is already committed')
   await written
 })
+
+t.test('many concurrent transactions and writes all commit, each durable when it resolves', async (t) => {
+  const database = await sqliteFile(t)
+  const { people, friendships } = createRepositories(database)
+  const other = outsider(t, database.path)
+  const hub = personNamed('Hub')
+  await people.insert(hub)
+  const spokes = Array.from({ length: 150 }, (_, i) => personNamed(`Spoke ${i}`))
+  const friendsSeen = new BetterSqlite3(database.path, { readonly: true })
+  t.teardown(() => friendsSeen.close())
+  const isFriend = friendsSeen.prepare('select count(*) from friendship where person_id = ? and friend_id = ?').pluck()
+  const notDurable: string[] = []
+  await Promise.all(spokes.map(async (spoke) => {
+    await people.insert(spoke)
+    if (!other.has(spoke.id)) notDurable.push(spoke.name)
+    await friendships.add(hub.id, spoke.id, new Date())
+    if (isFriend.get(spoke.id, hub.id) !== 1) notDurable.push(`${spoke.name}'s friendship`)
+  }))
+  t.same(notDurable, [])
+  t.equal((await friendships.listFriends(hub.id, 200)).length, 150)
+})

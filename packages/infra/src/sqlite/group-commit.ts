@@ -48,6 +48,8 @@ export class GroupCommitDriver implements Driver {
   /** Writes done in the open group, waiting for its COMMIT. */
   #waiters: Waiter[] = []
   #open = false
+  /** The commit came due while an explicit transaction held the connection. */
+  #commitDue = false
   /** The explicit transaction holding the connection; everyone else waits for it. */
   #held: { done: Promise<void>, release(): void } | undefined
 
@@ -126,8 +128,10 @@ export class GroupCommitDriver implements Driver {
   }
 
   #commitWhenFree (): void {
-    // An explicit transaction in the middle of its statements: commit when it ends.
-    if (this.#held !== undefined) this.#held.done.then(() => this.#commitWhenFree(), () => {})
+    // An explicit transaction in the middle of its statements: commit as it
+    // ends, before the next one can start (a steady stream of them must not
+    // hold the commit back).
+    if (this.#held !== undefined) this.#commitDue = true
     else if (this.#open) this.#commit()
   }
 
@@ -174,6 +178,10 @@ export class GroupCommitDriver implements Driver {
   #release (): void {
     const held = this.#held
     this.#held = undefined
+    if (this.#commitDue) {
+      this.#commitDue = false
+      if (this.#open && this.#db.inTransaction) this.#commit()
+    }
     held?.release()
   }
 }
