@@ -52,6 +52,14 @@ export const PERSON_LIMITS = {
 // is the mail system's business; this only rejects what cannot be an address.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 
+/**
+ * The one rule for the shape of an e-mail address (its length is checked
+ * apart): every adapter that validates input early must use this, so an
+ * address accepted through one API is accepted through all of them —
+ * internationalised addresses (`zoë@bücher.de`) included.
+ */
+export const isEmailAddress = (value: string): boolean => EMAIL.test(value)
+
 const length = (value: string): number => [...value].length
 
 const checkName = (name: unknown): string => {
@@ -72,7 +80,7 @@ const checkAge = (age: unknown): number | null => {
 
 const checkEmail = (email: unknown): string | null => {
   if (email === null || email === undefined) return null
-  if (typeof email !== 'string' || email.length > PERSON_LIMITS.emailLength || !EMAIL.test(email)) {
+  if (typeof email !== 'string' || email.length > PERSON_LIMITS.emailLength || !isEmailAddress(email)) {
     throw validationError('email', `must be an e-mail address of at most ${PERSON_LIMITS.emailLength} characters or null`)
   }
   return email
