@@ -34,7 +34,11 @@ t.test('createPerson rejects every broken invariant, naming the field', async (t
     [{ name: 'A', age: 1.5 }, 'age'],
     [{ name: 'A', email: 'not-an-address' }, 'email'],
     [{ name: 'A', email: `${'a'.repeat(250)}@x.io` }, 'email'],
-    [{ name: 'A', address: { city: 'c'.repeat(201) } }, 'address.city']
+    [{ name: 'A', address: { city: 'c'.repeat(201) } }, 'address.city'],
+    // A lone surrogate is half a character: no database stores it as given.
+    [{ name: 'Ada\ud83d' }, 'name'],
+    [{ name: 'A', email: 'ada\udc00@example.org' }, 'email'],
+    [{ name: 'A', address: { street: '\ud83d' } }, 'address.street']
   ]
   for (const [input, field] of cases) {
     await t.rejects(useCases.createPerson(input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 60))
@@ -128,6 +132,7 @@ t.test('sendMessage validates, stores and publishes; the inbox is newest first',
   const ada = await useCases.createPerson({ name: 'Ada' })
   await t.rejects(useCases.sendMessage({ personId: ada.id, text: '', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
   await t.rejects(useCases.sendMessage({ personId: ada.id, text: 'x'.repeat(10_001), senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  await t.rejects(useCases.sendMessage({ personId: ada.id, text: 'hi \ud83d', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
   const sent = []
   for (let i = 0; i < 3; i++) {
     clock.set(`2026-11-21T10:0${i}:00.000Z`)

@@ -1,4 +1,5 @@
 import { validationError } from '../errors.js'
+import { characterCount, isWellFormedText } from '../shared/text.js'
 
 export interface Address {
   street: string | null
@@ -60,11 +61,12 @@ const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
  */
 export const isEmailAddress = (value: string): boolean => EMAIL.test(value)
 
-const length = (value: string): number => [...value].length
+const NOT_WELL_FORMED = 'must be well-formed Unicode text (a lone surrogate is no character)'
 
 const checkName = (name: unknown): string => {
   if (typeof name !== 'string') throw validationError('name', 'is required and must be a string')
-  if (length(name) < 1 || length(name) > PERSON_LIMITS.nameLength) {
+  if (!isWellFormedText(name)) throw validationError('name', NOT_WELL_FORMED)
+  if (characterCount(name) < 1 || characterCount(name) > PERSON_LIMITS.nameLength) {
     throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
   }
   return name
@@ -83,14 +85,16 @@ const checkEmail = (email: unknown): string | null => {
   if (typeof email !== 'string' || email.length > PERSON_LIMITS.emailLength || !isEmailAddress(email)) {
     throw validationError('email', `must be an e-mail address of at most ${PERSON_LIMITS.emailLength} characters or null`)
   }
+  if (!isWellFormedText(email)) throw validationError('email', NOT_WELL_FORMED)
   return email
 }
 
 const checkAddressField = (field: keyof Address, value: unknown): string | null => {
   if (value === null || value === undefined) return null
-  if (typeof value !== 'string' || length(value) > PERSON_LIMITS.addressFieldLength) {
+  if (typeof value !== 'string' || characterCount(value) > PERSON_LIMITS.addressFieldLength) {
     throw validationError(`address.${field}`, `must be a string of at most ${PERSON_LIMITS.addressFieldLength} characters or null`)
   }
+  if (!isWellFormedText(value)) throw validationError(`address.${field}`, NOT_WELL_FORMED)
   return value
 }
 
