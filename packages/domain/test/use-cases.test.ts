@@ -95,6 +95,15 @@ t.test('friendship: mutual, idempotent, never with oneself', async (t) => {
   await t.rejects(useCases.listFriends(ada.id, 101), { code: 'VALIDATION_FAILED', field: 'limit' })
 })
 
+t.test('befriending or unfriending oneself is SELF_FRIENDSHIP whoever the id names, well formed or not', async (t) => {
+  const { useCases } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  for (const id of [ada.id, uuidv7Generator().next(), 'nobody', ada.id.toUpperCase()]) {
+    await t.rejects(useCases.befriend(id, id), { code: 'SELF_FRIENDSHIP' }, `befriend ${id}`)
+    await t.rejects(useCases.unfriend(id, id), { code: 'SELF_FRIENDSHIP' }, `unfriend ${id}`)
+  }
+})
+
 t.test('deletePerson takes friendships and messages along', async (t) => {
   const { useCases } = setup()
   const ada = await useCases.createPerson({ name: 'Ada' })
