@@ -45,6 +45,10 @@ t.test('createPerson rejects every broken invariant, naming the field', async (t
   }
   t.same((await useCases.listPeople()).items, [], 'nothing was stored')
   t.ok(await useCases.createPerson({ name: '😀'.repeat(200) }), '200 characters, not 200 code units')
+  // 254 characters, 255 UTF-16 units: '𠮷' lies outside the BMP.
+  const email = `𠮷@${'b'.repeat(248)}.org`
+  t.equal([...email].length, 254)
+  t.ok(await useCases.createPerson({ name: 'A', email }), 'an e-mail address of 254 characters, not 254 code units')
 })
 
 t.test('updatePerson keeps what is left out, clears what is null, merges the address', async (t) => {

@@ -82,7 +82,7 @@ const checkAge = (age: unknown): number | null => {
 
 const checkEmail = (email: unknown): string | null => {
   if (email === null || email === undefined) return null
-  if (typeof email !== 'string' || email.length > PERSON_LIMITS.emailLength || !isEmailAddress(email)) {
+  if (typeof email !== 'string' || characterCount(email) > PERSON_LIMITS.emailLength || !isEmailAddress(email)) {
     throw validationError('email', `must be an e-mail address of at most ${PERSON_LIMITS.emailLength} characters or null`)
   }
   if (!isWellFormedText(email)) throw validationError('email', NOT_WELL_FORMED)
