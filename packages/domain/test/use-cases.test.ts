@@ -70,6 +70,16 @@ t.test('updatePerson keeps what is left out, clears what is null, merges the add
   t.same(await useCases.getPerson(ada.id), cleared, 'a rejected update changes nothing')
 })
 
+t.test('an invalid patch is VALIDATION_FAILED before anyone is looked up, as an invalid message is', async (t) => {
+  const { useCases } = setup()
+  for (const id of [uuidv7Generator().next(), 'not-an-id']) {
+    await t.rejects(useCases.updatePerson(id, { age: 151 }), { code: 'VALIDATION_FAILED', field: 'age' })
+    await t.rejects(useCases.updatePerson(id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
+    await t.rejects(useCases.updatePerson(id, { address: { city: 'c'.repeat(201) } }), { code: 'VALIDATION_FAILED', field: 'address.city' })
+    await t.rejects(useCases.sendMessage({ personId: id, text: '', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  }
+})
+
 t.test('unknown and malformed ids are PERSON_NOT_FOUND', async (t) => {
   const { useCases } = setup()
   const unknown = uuidv7Generator().next()

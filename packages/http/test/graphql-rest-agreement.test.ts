@@ -81,6 +81,7 @@ const rows: Row[] = [
   { name: 'unfriend', rest: { method: 'DELETE', url: `/person/${BOB}/friends/${ADA}` }, graphql: { query: `mutation { removeFriend(personId: "${BOB}", friendId: "${ADA}") { id } }` }, fromRest: (b) => (b as { personId: string }).personId, fromGraphQL: (d) => (d.removeFriend as { id: string }).id },
   { name: 'send a message', rest: { method: 'POST', url: '/message', payload: { personId: CYD, text: 'Hi Cyd' } }, graphql: { query: `mutation { sendMessage(personId: "${CYD}", text: "Hi Cyd") { ${MESSAGE_FIELDS} } }` }, ...same('sendMessage', message) },
   { name: 'update someone unknown', rest: { method: 'PATCH', url: `/person/${UNKNOWN}`, payload: { name: 'X' } }, graphql: { query: `mutation { updatePerson(id: "${UNKNOWN}", input: { name: "X" }) { id } }` } },
+  { name: 'update someone unknown with a bad age', rest: { method: 'PATCH', url: `/person/${UNKNOWN}`, payload: { age: 151 } }, graphql: { query: `mutation { updatePerson(id: "${UNKNOWN}", input: { age: 151 }) { id } }` } },
   { name: 'delete someone unknown', rest: { method: 'DELETE', url: `/person/${UNKNOWN}` }, graphql: { query: `mutation { deletePerson(id: "${UNKNOWN}") }` } },
   { name: 'befriend oneself', rest: { method: 'PUT', url: `/person/${ADA}/friends/${ADA}` }, graphql: { query: `mutation { addFriend(personId: "${ADA}", friendId: "${ADA}") { id } }` } },
   { name: 'befriend someone unknown', rest: { method: 'PUT', url: `/person/${ADA}/friends/${UNKNOWN}` }, graphql: { query: `mutation { addFriend(personId: "${ADA}", friendId: "${UNKNOWN}") { id } }` } },

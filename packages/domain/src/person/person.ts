@@ -127,9 +127,22 @@ const mergeAddress = (current: Address | null, patch: Partial<Address> | null | 
   return { ...current, ...patch }
 }
 
+/**
+ * Checks the fields a patch carries on their own, before anyone is looked up:
+ * an invalid patch is refused whoever it names, as REST's body schema refuses
+ * it before the route runs, so both APIs give the same answer.
+ */
+export const checkPersonPatch = (patch: PersonPatch): void => {
+  if ('name' in patch && patch.name === null) throw validationError('name', 'cannot be cleared')
+  if (patch.name !== undefined) checkName(patch.name)
+  checkAge(patch.age)
+  checkEmail(patch.email)
+  checkAddress(patch.address)
+}
+
 /** Applies a patch to a person's fields and re-checks every invariant. */
 export const applyPersonPatch = (person: Person, patch: PersonPatch): PersonFields => {
-  if ('name' in patch && patch.name === null) throw validationError('name', 'cannot be cleared')
+  checkPersonPatch(patch)
   return checkPersonFields({
     name: patch.name ?? person.name,
     age: patch.age === undefined ? person.age : patch.age,
