@@ -15,10 +15,15 @@ export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBo
   if (dialect === 'postgres') {
     return sql<SqlBool>`lower(person.name) like lower(${`%${escapeLike(needle)}%`})`
   }
-  // FTS5's trigram LIKE has no ESCAPE clause: wildcards in the needle widen
-  // the candidate set, and instr() keeps only exact substring matches.
-  // Needles shorter than a trigram cannot use the index and scan instead.
-  const exact = sql<SqlBool>`instr(lower(person.name), lower(${needle})) > 0`
+  // SQLite's lower() and LIKE fold ASCII only ('É' is not 'é'), so the exact
+  // test uses lower_unicode (open-sqlite.ts), which folds every script as
+  // PostgreSQL's lower() does. The trigram index is asked with a phrase
+  // MATCH, which folds case the way the index does and takes % and _ as
+  // they are (its LIKE would re-check with ASCII-only folding and drop 'Élodie'
+  // for 'élodie'). Needles shorter than a trigram cannot use the index and
+  // scan instead.
+  const exact = sql<SqlBool>`instr(lower_unicode(person.name), ${needle.toLowerCase()}) > 0`
   if ([...needle].length < 3) return exact
-  return sql<SqlBool>`person.rowid in (select rowid from person_name where person_name.name like ${`%${needle}%`}) and ${exact}`
+  const phrase = `"${needle.replaceAll('"', '""')}"`
+  return sql<SqlBool>`person.rowid in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
 }

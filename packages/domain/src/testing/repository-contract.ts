@@ -106,6 +106,20 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'list ignores case beyond ASCII, in short needles and long',
+    async run ({ people }) {
+      const elodie = person({ name: 'Élodie Durand' })
+      const zhanna = person({ name: 'жанна иванова' })
+      for (const p of [elodie, zhanna]) await people.insert(p)
+      const found = async (needle: string) => (await people.list({ limit: 10, nameContains: needle })).map((p) => p.name)
+      assert.deepEqual(await found('é'), [elodie.name])
+      assert.deepEqual(await found('élodie'), [elodie.name])
+      assert.deepEqual(await found('ÉLO'), [elodie.name])
+      assert.deepEqual(await found('Ж'), [zhanna.name])
+      assert.deepEqual(await found('ЖАННА И'), [zhanna.name])
+    }
+  },
+  {
     name: 'update replaces the fields of an existing person only',
     async run ({ people }) {
       const p = person()
