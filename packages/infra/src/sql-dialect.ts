@@ -8,22 +8,21 @@ import type { Dialect } from './database.js'
 const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 /**
- * Case-insensitive substring match on person.name, served by the trigram
- * index of each dialect (see the initial migration).
+ * Case-insensitive substring match on the name: person.name_lower holds the
+ * name lower-cased by the service, so the needle is lower-cased the same way
+ * here and no database's own case tables are involved (see the migration
+ * 2026-11-23-person-name-lower). Served by each dialect's trigram index.
  */
 export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBool> => {
+  const lower = needle.toLowerCase()
   if (dialect === 'postgres') {
-    return sql<SqlBool>`lower(person.name) like lower(${`%${escapeLike(needle)}%`})`
+    return sql<SqlBool>`person.name_lower like ${`%${escapeLike(lower)}%`}`
   }
-  // SQLite's lower() and LIKE fold ASCII only ('É' is not 'é'), so the exact
-  // test uses lower_unicode (open-sqlite.ts), which folds every script as
-  // PostgreSQL's lower() does. The trigram index is asked with a phrase
-  // MATCH, which folds case the way the index does and takes % and _ as
-  // they are (its LIKE would re-check with ASCII-only folding and drop 'Élodie'
-  // for 'élodie'). Needles shorter than a trigram cannot use the index and
-  // scan instead.
-  const exact = sql<SqlBool>`instr(lower_unicode(person.name), ${needle.toLowerCase()}) > 0`
-  if ([...needle].length < 3) return exact
-  const phrase = `"${needle.replaceAll('"', '""')}"`
+  // The FTS5 index is asked with a phrase MATCH, which takes % and _ as they
+  // are; instr() then keeps exact substring matches. Needles shorter than a
+  // trigram cannot use the index and scan instead.
+  const exact = sql<SqlBool>`instr(person.name_lower, ${lower}) > 0`
+  if ([...lower].length < 3) return exact
+  const phrase = `"${lower.replaceAll('"', '""')}"`
   return sql<SqlBool>`person.rowid in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
 }

@@ -54,9 +54,6 @@ export const openSqlite = ({ path, synchronous = 'FULL', log }: SqliteOptions): 
   database.pragma('cache_size = -65536')
   database.pragma('mmap_size = 268435456')
   database.pragma('temp_store = MEMORY')
-  // SQLite's own lower() folds ASCII only: 'É' stays 'É'. Name search folds
-  // case as PostgreSQL's lower() and JavaScript do (sql-dialect.ts).
-  database.function('lower_unicode', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(database) }),
     ...(log ? { log } : {})
