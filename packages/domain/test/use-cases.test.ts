@@ -34,13 +34,21 @@ t.test('createPerson rejects every broken invariant, naming the field', async (t
     [{ name: 'A', age: 1.5 }, 'age'],
     [{ name: 'A', email: 'not-an-address' }, 'email'],
     [{ name: 'A', email: `${'a'.repeat(250)}@x.io` }, 'email'],
-    [{ name: 'A', address: { city: 'c'.repeat(201) } }, 'address.city']
+    [{ name: 'A', address: { city: 'c'.repeat(201) } }, 'address.city'],
+    // A lone surrogate is half a character: no database stores it as given.
+    [{ name: 'Ada\ud83d' }, 'name'],
+    [{ name: 'A', email: 'ada\udc00@example.org' }, 'email'],
+    [{ name: 'A', address: { street: '\ud83d' } }, 'address.street']
   ]
   for (const [input, field] of cases) {
     await t.rejects(useCases.createPerson(input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 60))
   }
   t.same((await useCases.listPeople()).items, [], 'nothing was stored')
   t.ok(await useCases.createPerson({ name: '😀'.repeat(200) }), '200 characters, not 200 code units')
+  // 254 characters, 255 UTF-16 units: '𠮷' lies outside the BMP.
+  const email = `𠮷@${'b'.repeat(248)}.org`
+  t.equal([...email].length, 254)
+  t.ok(await useCases.createPerson({ name: 'A', email }), 'an e-mail address of 254 characters, not 254 code units')
 })
 
 t.test('updatePerson keeps what is left out, clears what is null, merges the address', async (t) => {
@@ -60,6 +68,16 @@ t.test('updatePerson keeps what is left out, clears what is null, merges the add
   await t.rejects(useCases.updatePerson(ada.id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
   await t.rejects(useCases.updatePerson(ada.id, { age: 200 }), { code: 'VALIDATION_FAILED', field: 'age' })
   t.same(await useCases.getPerson(ada.id), cleared, 'a rejected update changes nothing')
+})
+
+t.test('an invalid patch is VALIDATION_FAILED before anyone is looked up, as an invalid message is', async (t) => {
+  const { useCases } = setup()
+  for (const id of [uuidv7Generator().next(), 'not-an-id']) {
+    await t.rejects(useCases.updatePerson(id, { age: 151 }), { code: 'VALIDATION_FAILED', field: 'age' })
+    await t.rejects(useCases.updatePerson(id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
+    await t.rejects(useCases.updatePerson(id, { address: { city: 'c'.repeat(201) } }), { code: 'VALIDATION_FAILED', field: 'address.city' })
+    await t.rejects(useCases.sendMessage({ personId: id, text: '', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  }
 })
 
 t.test('unknown and malformed ids are PERSON_NOT_FOUND', async (t) => {
@@ -89,6 +107,15 @@ t.test('friendship: mutual, idempotent, never with oneself', async (t) => {
   await useCases.unfriend(bob.id, ada.id)
   t.same(await useCases.listFriends(ada.id), [])
   await t.rejects(useCases.listFriends(ada.id, 101), { code: 'VALIDATION_FAILED', field: 'limit' })
+})
+
+t.test('befriending or unfriending oneself is SELF_FRIENDSHIP whoever the id names, well formed or not', async (t) => {
+  const { useCases } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  for (const id of [ada.id, uuidv7Generator().next(), 'nobody', ada.id.toUpperCase()]) {
+    await t.rejects(useCases.befriend(id, id), { code: 'SELF_FRIENDSHIP' }, `befriend ${id}`)
+    await t.rejects(useCases.unfriend(id, id), { code: 'SELF_FRIENDSHIP' }, `unfriend ${id}`)
+  }
 })
 
 t.test('deletePerson takes friendships and messages along', async (t) => {
@@ -128,6 +155,7 @@ t.test('sendMessage validates, stores and publishes; the inbox is newest first',
   const ada = await useCases.createPerson({ name: 'Ada' })
   await t.rejects(useCases.sendMessage({ personId: ada.id, text: '', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
   await t.rejects(useCases.sendMessage({ personId: ada.id, text: 'x'.repeat(10_001), senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  await t.rejects(useCases.sendMessage({ personId: ada.id, text: 'hi \ud83d', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
   const sent = []
   for (let i = 0; i < 3; i++) {
     clock.set(`2026-11-21T10:0${i}:00.000Z`)

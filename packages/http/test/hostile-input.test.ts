@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import t from 'tap'
+import { useFastCheckSeed } from './fast-check-seed.js'
 import { ADA, build } from './helper.js'
 
 /*
@@ -8,9 +9,7 @@ import { ADA, build } from './helper.js'
  * never a stack, SQL or file path, and a rejected request changes nothing.
  */
 
-// A fixed seed keeps CI repeatable; FAST_CHECK_SEED=<n> (or =random) explores further.
-const seed = process.env.FAST_CHECK_SEED
-fc.configureGlobal({ seed: seed === 'random' ? Date.now() : Number(seed ?? 20261121) })
+t.comment(`fast-check seed ${useFastCheckSeed()}`)
 
 const LEAKS = /\bat \S+ \(|\.ts:\d+|\.js:\d+|node_modules|SQLITE_|near "[^"]*": syntax error|select .* from|insert into|\/work\/|\/srv\//i
 

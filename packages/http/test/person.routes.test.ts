@@ -68,6 +68,28 @@ t.test('every field rule is refused with 400 naming the field, and nothing is st
   t.same(await snapshot(api), before, 'no rejected request changed anything')
 })
 
+t.test('text with a lone surrogate is refused with 400: it could not be stored as sent', async (t) => {
+  // UTF-8 cannot encode half a character: a database would keep something
+  // else than the 201 confirmed (over SQLite, U+FFFD in its place).
+  const { api } = await build(t)
+  const ada = (await post(api, '/person', ADA)).json()
+  const before = await snapshot(api)
+  for (const [method, url, body, field] of [
+    ['POST', '/person', { name: 'Ada\ud83d' }, 'name'],
+    ['PATCH', `/person/${ada.id}`, { address: { city: 'Lon\udc00don' } }, 'address.city'],
+    ['POST', '/message', { personId: ada.id, text: '\ud83d' }, 'text']
+  ] as const) {
+    const res = await post(api, url, body, method)
+    t.equal(res.statusCode, 400, `${method} ${url} ${field}`)
+    t.match(res.json(), { code: 'VALIDATION_FAILED', message: new RegExp(`^${field} `) })
+  }
+  t.same(await snapshot(api), before, 'nothing was stored')
+  t.same((await api.inject(`/person/${ada.id}/messages`)).json(), [])
+  const paired = await post(api, '/person', { name: 'Ada 😀' })
+  t.equal(paired.statusCode, 201, 'a pair of surrogates is one character')
+  t.same((await api.inject(`/person/${paired.json().id}`)).json().name, 'Ada 😀')
+})
+
 t.test('updates: fields left out keep their value, null clears, address merges', async (t) => {
   const { api } = await build(t)
   const ada = (await post(api, '/person', ADA)).json()

@@ -10,6 +10,8 @@ type Timestamp = string | Date
 export interface PersonTable {
   id: string
   name: string
+  /** `name` lower-cased by the service (toLowerCase): what `?name=` searches, through a trigram index. */
+  name_lower: string
   age: number | null
   email: string | null
   /** 1 when the person has an address object (whose fields may all be null). */

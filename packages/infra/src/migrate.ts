@@ -2,11 +2,13 @@ import { Migrator, type Migration, type MigrationProvider, type MigrationResultS
 import type { DatabaseHandle, Dialect } from './database.js'
 import { initialSchema } from './migrations/2026-11-21-initial-schema.js'
 import { accountsAndApiKeys } from './migrations/2026-11-22-accounts-and-api-keys.js'
+import { personNameLower } from './migrations/2026-11-23-person-name-lower.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '2026-11-21-initial-schema': initialSchema(dialect),
-  '2026-11-22-accounts-and-api-keys': accountsAndApiKeys(dialect)
+  '2026-11-22-accounts-and-api-keys': accountsAndApiKeys(dialect),
+  '2026-11-23-person-name-lower': personNameLower(dialect)
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({
@@ -16,6 +18,13 @@ const provider = (dialect: Dialect): MigrationProvider => ({
 /** Brings the schema up to date; safe to run from several instances at once (Kysely locks). */
 export const migrateToLatest = async ({ db, dialect }: DatabaseHandle): Promise<MigrationResultSet> => {
   const result = await new Migrator({ db, provider: provider(dialect) }).migrateToLatest()
+  if (result.error) throw result.error
+  return result
+}
+
+/** Moves the schema up or down to the named migration (tests of a migration; rolling back by hand). */
+export const migrateTo = async ({ db, dialect }: DatabaseHandle, name: string): Promise<MigrationResultSet> => {
+  const result = await new Migrator({ db, provider: provider(dialect) }).migrateTo(name)
   if (result.error) throw result.error
   return result
 }

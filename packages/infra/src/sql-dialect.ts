@@ -8,17 +8,21 @@ import type { Dialect } from './database.js'
 const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 /**
- * Case-insensitive substring match on person.name, served by the trigram
- * index of each dialect (see the initial migration).
+ * Case-insensitive substring match on the name: person.name_lower holds the
+ * name lower-cased by the service, so the needle is lower-cased the same way
+ * here and no database's own case tables are involved (see the migration
+ * 2026-11-23-person-name-lower). Served by each dialect's trigram index.
  */
 export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBool> => {
+  const lower = needle.toLowerCase()
   if (dialect === 'postgres') {
-    return sql<SqlBool>`lower(person.name) like lower(${`%${escapeLike(needle)}%`})`
+    return sql<SqlBool>`person.name_lower like ${`%${escapeLike(lower)}%`}`
   }
-  // FTS5's trigram LIKE has no ESCAPE clause: wildcards in the needle widen
-  // the candidate set, and instr() keeps only exact substring matches.
-  // Needles shorter than a trigram cannot use the index and scan instead.
-  const exact = sql<SqlBool>`instr(lower(person.name), lower(${needle})) > 0`
-  if ([...needle].length < 3) return exact
-  return sql<SqlBool>`person.rowid in (select rowid from person_name where person_name.name like ${`%${needle}%`}) and ${exact}`
+  // The FTS5 index is asked with a phrase MATCH, which takes % and _ as they
+  // are; instr() then keeps exact substring matches. Needles shorter than a
+  // trigram cannot use the index and scan instead.
+  const exact = sql<SqlBool>`instr(person.name_lower, ${lower}) > 0`
+  if ([...lower].length < 3) return exact
+  const phrase = `"${lower.replaceAll('"', '""')}"`
+  return sql<SqlBool>`person.rowid in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
 }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { repositoryContract } from '@people-service/domain/testing'
-import { createRepositories, migrateToLatest } from '@people-service/infra'
+import { sql } from 'kysely'
+import { createRepositories, migrateTo, migrateToLatest } from '@people-service/infra'
 import { postgresDatabase } from '@people-service/infra/testing'
 
 const database = await postgresDatabase(t)
@@ -11,6 +12,18 @@ for (const contractCase of repositoryContract) {
     await contractCase.run(createRepositories(database))
   })
 }
+
+t.test('postgres: people stored before name_lower existed are found once migrated; the migration goes down and up', async (t) => {
+  await database.reset()
+  await migrateTo(database, '2026-11-22-accounts-and-api-keys')
+  await sql`insert into person (id, name, has_address, created_at, updated_at)
+    values ('00000000-0000-7000-8000-000000000001', 'Élodie ᲯᲐᲜᲐ', 0, now(), now())`.execute(database.db)
+  await migrateToLatest(database)
+  const { people } = createRepositories(database)
+  for (const needle of ['élodie', 'É', 'ჯანა', 'ᲯᲐᲜᲐ']) {
+    t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['Élodie ᲯᲐᲜᲐ'], needle)
+  }
+})
 
 t.test('postgres: migrating twice is a no-op', async (t) => {
   t.same((await migrateToLatest(database)).results, [])

@@ -2,7 +2,7 @@ import t from 'tap'
 import BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'kysely'
 import { repositoryContract } from '@people-service/domain/testing'
-import { createDatabase, createRepositories, migrateToLatest, sharedSetting } from '@people-service/infra'
+import { createDatabase, createRepositories, migrateTo, migrateToLatest, sharedSetting } from '@people-service/infra'
 import { sqliteFile } from './helper.js'
 
 for (const contractCase of repositoryContract) {
@@ -38,7 +38,7 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
   const lookups: Record<string, string> = {
     'person by id': "select * from person where id = 'x'",
     'people page': "select id, name from person where id > 'x' order by id limit 10",
-    'name search': "select id from person where rowid in (select rowid from person_name where name like '%ada%')",
+    'name search': 'select id from person where rowid in (select rowid from person_name where person_name match \'"ada"\')',
     'friends of one': "select friend_id from friendship where person_id = 'x' order by friend_id limit 10",
     'friendship from the other side': "select person_id from friendship where friend_id = 'x'",
     inbox: "select * from message where person_id = 'x' order by sent_at desc, id desc limit 20",
@@ -69,6 +69,18 @@ t.test('name search finds substrings case-insensitively through the trigram inde
   t.same((await people.list({ limit: 10, nameContains: 'e h' })).map((p) => p.name), [], 'underscore is no wildcard')
   await people.update({ ...base, id: '00000000-0000-7000-8000-000000000001', name: 'Augusta King' })
   t.same(await people.list({ limit: 10, nameContains: 'lovelace' }), [], 'the index follows renames')
+})
+
+t.test('people stored before name_lower existed are found once migrated; the migration goes down and up', async (t) => {
+  const handle = await sqliteFile(t)
+  await migrateTo(handle, '2026-11-22-accounts-and-api-keys')
+  await sql`insert into person (id, name, has_address, created_at, updated_at)
+    values ('00000000-0000-7000-8000-000000000001', 'Élodie ᲯᲐᲜᲐ', 0, 'x', 'x')`.execute(handle.db)
+  await migrateToLatest(handle)
+  const { people } = createRepositories(handle)
+  for (const needle of ['élodie', 'É', 'ჯანა', 'ᲯᲐᲜᲐ']) {
+    t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['Élodie ᲯᲐᲜᲐ'], needle)
+  }
 })
 
 t.test('a shared setting is made once and read back by every later caller', async (t) => {

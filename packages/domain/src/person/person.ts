@@ -1,5 +1,5 @@
 import { validationError } from '../errors.js'
-import { checkNoNul } from '../shared/text.js'
+import { characterCount, checkNoNul, isWellFormedText } from '../shared/text.js'
 
 export interface Address {
   street: string | null
@@ -53,11 +53,20 @@ export const PERSON_LIMITS = {
 // is the mail system's business; this only rejects what cannot be an address.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 
-const length = (value: string): number => [...value].length
+/**
+ * The one rule for the shape of an e-mail address (its length is checked
+ * apart): every adapter that validates input early must use this, so an
+ * address accepted through one API is accepted through all of them —
+ * internationalised addresses (`zoë@bücher.de`) included.
+ */
+export const isEmailAddress = (value: string): boolean => EMAIL.test(value)
+
+const NOT_WELL_FORMED = 'must be well-formed Unicode text (a lone surrogate is no character)'
 
 const checkName = (name: unknown): string => {
   if (typeof name !== 'string') throw validationError('name', 'is required and must be a string')
-  if (length(name) < 1 || length(name) > PERSON_LIMITS.nameLength) {
+  if (!isWellFormedText(name)) throw validationError('name', NOT_WELL_FORMED)
+  if (characterCount(name) < 1 || characterCount(name) > PERSON_LIMITS.nameLength) {
     throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
   }
   return checkNoNul('name', name)
@@ -73,17 +82,19 @@ const checkAge = (age: unknown): number | null => {
 
 const checkEmail = (email: unknown): string | null => {
   if (email === null || email === undefined) return null
-  if (typeof email !== 'string' || email.length > PERSON_LIMITS.emailLength || !EMAIL.test(email)) {
+  if (typeof email !== 'string' || characterCount(email) > PERSON_LIMITS.emailLength || !isEmailAddress(email)) {
     throw validationError('email', `must be an e-mail address of at most ${PERSON_LIMITS.emailLength} characters or null`)
   }
+  if (!isWellFormedText(email)) throw validationError('email', NOT_WELL_FORMED)
   return checkNoNul('email', email)
 }
 
 const checkAddressField = (field: keyof Address, value: unknown): string | null => {
   if (value === null || value === undefined) return null
-  if (typeof value !== 'string' || length(value) > PERSON_LIMITS.addressFieldLength) {
+  if (typeof value !== 'string' || characterCount(value) > PERSON_LIMITS.addressFieldLength) {
     throw validationError(`address.${field}`, `must be a string of at most ${PERSON_LIMITS.addressFieldLength} characters or null`)
   }
+  if (!isWellFormedText(value)) throw validationError(`address.${field}`, NOT_WELL_FORMED)
   return checkNoNul(`address.${field}`, value)
 }
 
@@ -116,9 +127,22 @@ const mergeAddress = (current: Address | null, patch: Partial<Address> | null | 
   return { ...current, ...patch }
 }
 
+/**
+ * Checks the fields a patch carries on their own, before anyone is looked up:
+ * an invalid patch is refused whoever it names, as REST's body schema refuses
+ * it before the route runs, so both APIs give the same answer.
+ */
+export const checkPersonPatch = (patch: PersonPatch): void => {
+  if ('name' in patch && patch.name === null) throw validationError('name', 'cannot be cleared')
+  if (patch.name !== undefined) checkName(patch.name)
+  checkAge(patch.age)
+  checkEmail(patch.email)
+  checkAddress(patch.address)
+}
+
 /** Applies a patch to a person's fields and re-checks every invariant. */
 export const applyPersonPatch = (person: Person, patch: PersonPatch): PersonFields => {
-  if ('name' in patch && patch.name === null) throw validationError('name', 'cannot be cleared')
+  checkPersonPatch(patch)
   return checkPersonFields({
     name: patch.name ?? person.name,
     age: patch.age === undefined ? person.age : patch.age,

@@ -106,6 +106,27 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'list ignores case beyond ASCII, in short needles and long',
+    async run ({ people }) {
+      const elodie = person({ name: 'Élodie Durand' })
+      const zhanna = person({ name: 'жанна иванова' })
+      // Scripts whose case pairs came after Unicode 6.1: Georgian Mtavruli, Cherokee.
+      const jana = person({ name: 'ᲯᲐᲜᲐ' })
+      const cherokee = person({ name: 'ꭰꭱꭲ' })
+      for (const p of [elodie, zhanna, jana, cherokee]) await people.insert(p)
+      const found = async (needle: string) => (await people.list({ limit: 10, nameContains: needle })).map((p) => p.name)
+      assert.deepEqual(await found('é'), [elodie.name])
+      assert.deepEqual(await found('élodie'), [elodie.name])
+      assert.deepEqual(await found('ÉLO'), [elodie.name])
+      assert.deepEqual(await found('Ж'), [zhanna.name])
+      assert.deepEqual(await found('ЖАННА И'), [zhanna.name])
+      assert.deepEqual(await found('ჯანა'), [jana.name])
+      assert.deepEqual(await found('ჯ'), [jana.name])
+      assert.deepEqual(await found('ᎠᎡᎢ'), [cherokee.name])
+      assert.deepEqual(await found('Ꭰ'), [cherokee.name])
+    }
+  },
+  {
     name: 'update replaces the fields of an existing person only',
     async run ({ people }) {
       const p = person()

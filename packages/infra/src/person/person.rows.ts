@@ -17,6 +17,7 @@ export const toPerson = (row: PersonRow): Person => ({
 export const toPersonRow = (person: Person): NewPersonRow => ({
   id: person.id,
   name: person.name,
+  name_lower: person.name.toLowerCase(),
   age: person.age,
   email: person.email,
   has_address: person.address ? 1 : 0,
