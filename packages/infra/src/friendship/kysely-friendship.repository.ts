@@ -2,16 +2,16 @@ import { personNotFound, type FriendshipRepository, type PersonSummary } from '@
 import type { Kysely } from 'kysely'
 import type { Database } from '../database.js'
 import { translateErrors } from '../database-errors.js'
+import { param, prepareQuery } from '../prepared-query.js'
 
 export const kyselyFriendshipRepository = (db: Kysely<Database>): FriendshipRepository => {
-  const listFriends = async (personId: string, limit: number): Promise<PersonSummary[]> =>
-    db.selectFrom('friendship')
-      .innerJoin('person', 'person.id', 'friendship.friend_id')
-      .select(['person.id', 'person.name'])
-      .where('friendship.person_id', '=', personId)
-      .orderBy('friendship.friend_id')
-      .limit(limit)
-      .execute()
+  const friendsOf = prepareQuery<PersonSummary, { personId: string, limit: number }>(db, db.selectFrom('friendship')
+    .innerJoin('person', 'person.id', 'friendship.friend_id')
+    .select(['person.id', 'person.name'])
+    .where('friendship.person_id', '=', param<string>('personId'))
+    .orderBy('friendship.friend_id')
+    .limit(param<number>('limit')))
+  const listFriends = async (personId: string, limit: number): Promise<PersonSummary[]> => friendsOf({ personId, limit })
 
   return translateErrors({
     async add (personId, friendId, since) {
