@@ -53,6 +53,11 @@ export interface AppOptions {
   messageBus?: MessageBus
   /** Browser origins allowed by CORS; none by default. */
   corsOrigins?: string[]
+  /**
+   * The proxies whose X-Forwarded-For gives the client's address (Fastify's
+   * trustProxy); none by default, so a client cannot pick its own address.
+   */
+  trustProxy?: false | number | string[]
   /** When requests get 503 + Retry-After: event-loop delay in ms (default 1000), sampled every `sampleInterval` ms (default 1000). */
   pressure?: { maxEventLoopDelay: number, sampleInterval?: number }
   /** Extra figures for GET /metrics. */
@@ -82,6 +87,10 @@ const wireMessageBus = (app: FastifyInstance, options: AppOptions): { messageBus
   return { messageBus, ports: { ...options.ports, events: teeEvents(options.ports.events, messageBus.events) } }
 }
 
+/** Fastify's trustProxy: a hop count is a function of the hop (its types take no number). */
+const trustProxyOf = (trust: AppOptions['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) =>
+  typeof trust === 'number' ? (_address, hop) => hop < trust : trust ?? false
+
 /** Builds the whole HTTP application. Never listens: the caller decides where. */
 export const buildApp = async (options: AppOptions): Promise<FastifyInstance> => {
   const { ready = async () => true, logger = false, production = false } = options
@@ -95,7 +104,8 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     // checked every second rather than Node's default 30 s.
     requestTimeout: options.timeouts?.requestMs ?? 30_000,
     http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
-    frameworkErrors: answerRouterError
+    frameworkErrors: answerRouterError,
+    trustProxy: trustProxyOf(options.trustProxy)
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorateRequest('caller', undefined)

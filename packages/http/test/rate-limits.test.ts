@@ -89,3 +89,18 @@ t.test('login guessing hits 429 per address and username, before any password is
   for (let i = 0; i < 12; i++) statuses.push((await attempt(`spray-${i}`, 'password1')).statusCode)
   t.same(statuses, [...Array<number>(9).fill(401), 429, 429, 429], 'spraying many usernames from one address is refused after 15')
 })
+
+t.test('behind a trusted proxy the login limit counts by the client, never by an address the client names', async (t) => {
+  const limits = { loginMax: 1, loginWindowMs: 60_000 }
+  const fromProxy = (app: Awaited<ReturnType<typeof build>>['app'], client: string) => app.inject({
+    method: 'POST', url: '/auth/login', payload: { username: 'ada', password: 'wrong password' }, remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': client }
+  })
+  const proxied = (await build(t, { trustProxy: ['10.0.0.0/8'], access: { limits } })).app
+  t.equal((await fromProxy(proxied, '203.0.113.7')).statusCode, 401)
+  t.equal((await fromProxy(proxied, '203.0.113.7')).statusCode, 429, 'one client spent its budget')
+  t.equal((await fromProxy(proxied, '198.51.100.9')).statusCode, 401, 'another client behind the same proxy still gets answers')
+
+  const direct = (await build(t, { access: { limits } })).app
+  t.equal((await fromProxy(direct, '203.0.113.7')).statusCode, 401)
+  t.equal((await fromProxy(direct, '198.51.100.9')).statusCode, 429, 'without a trusted proxy, X-Forwarded-For buys no fresh budget')
+})

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { GRAPHQL_LIMITS } from '@people-service/http'
 import { ACCOUNT_LIMITS } from '@people-service/domain'
 
@@ -16,6 +17,12 @@ export interface Config {
   graphqlJit: number
   /** Browser origins allowed by CORS (CORS_ORIGINS, comma-separated). */
   corsOrigins: string[]
+  /**
+   * Which proxies' X-Forwarded-For to believe (TRUST_PROXY): false, a
+   * number of hops, or addresses and ranges. It decides the client address
+   * the login limit counts by.
+   */
+  trustProxy: false | number | string[]
   /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelay: number
   /** Unset outside production: a secret is generated once and kept in the database. */
@@ -77,6 +84,27 @@ const origins = (raw: string | undefined): string[] => {
   return list
 }
 
+// proxy-addr's names for address ranges, as Fastify's trustProxy takes them.
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
+
+const trustedProxies = (raw: string | undefined): false | number | string[] => {
+  if (raw === undefined || raw.trim() === '') return false
+  if (/^\d+$/.test(raw.trim())) {
+    const hops = Number(raw)
+    if (hops < 1 || hops > 10) throw new ConfigError('TRUST_PROXY', `must be a number of proxy hops from 1 to 10, not ${raw}`)
+    return hops
+  }
+  const list = raw.split(',').map((entry) => entry.trim()).filter(Boolean)
+  for (const entry of list) {
+    const [address = '', prefix, extra] = entry.split('/')
+    const validPrefix = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (isIP(address) === 6 ? 128 : 32))
+    if (!PROXY_RANGE_NAMES.includes(entry) && (isIP(address) === 0 || !validPrefix || extra !== undefined)) {
+      throw new ConfigError('TRUST_PROXY', `must be a hop count, or addresses and ranges like 10.0.0.0/8 or uniquelocal, not ${JSON.stringify(entry)}`)
+    }
+  }
+  return list
+}
+
 // 32 characters of a random base64 string carry ~190 bits: far beyond what
 // an offline guess at an HMAC key could reach. Shorter ones are refused.
 const JWT_SECRET_MIN_LENGTH = 32
@@ -122,6 +150,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),
     corsOrigins: origins(env.CORS_ORIGINS),
+    trustProxy: trustedProxies(env.TRUST_PROXY),
     maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),
     production,
     jwtSecret,

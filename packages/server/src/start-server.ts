@@ -99,6 +99,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     graphqlMaxCost: config.graphqlMaxCost,
     graphqlJit: config.graphqlJit === 0 ? false : config.graphqlJit,
     corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
     pressure: { maxEventLoopDelay: config.maxEventLoopDelay },
     metrics: database.poolStats ? { poolStats: database.poolStats } : {},
     ready: () => ping(database),
