@@ -34,6 +34,22 @@ const procStat = (pid: number) => ({
   fds: readdirSync(`/proc/${pid}/fd`).length
 })
 
+/**
+ * File descriptors once the window's connections are closed: sampled the
+ * moment autocannon stops, the count still holds sockets being torn down and
+ * swings by a connection count. Settled means two equal readings 200 ms apart.
+ */
+const settledFds = async (pid: number): Promise<number> => {
+  let previous = -1
+  for (let i = 0; i < 25; i++) {
+    const { fds } = procStat(pid)
+    if (fds === previous) return fds
+    previous = fds
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return previous
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'people-soak-'))
 const databaseUrl = `sqlite:${join(dir, 'people.db')}`
 let failed = false
@@ -87,7 +103,8 @@ try {
       const result = await attack(WINDOW_SECONDS, rate)
       // PUT of a random pair may name the same person twice (400): a client error, not a failure.
       const serverErrors = result['5xx'] ?? 0
-      const { rssMb, fds } = procStat(server.pid!)
+      const { rssMb } = procStat(server.pid!)
+      const fds = await settledFds(server.pid!)
       rows.push({ p99: result.latency.p99, rssMb, fds, errors: result.errors + result.timeouts + serverErrors })
       process.stdout.write(`${String(w + 1).padStart(6)}  ${String(Math.round(result.requests.average)).padStart(5)}  ${String(result.latency.p50).padStart(4)}  ${String(result.latency.p99).padStart(4)}  ${String(result.errors + result.timeouts).padStart(6)}  ${String(serverErrors).padStart(17)}  ${String(rssMb).padStart(6)}  ${String(fds).padStart(3)}\n`)
     }
