@@ -4,6 +4,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import autocannon from 'autocannon'
 
+/** The command-line options every benchmark takes: the seeded data and the load. */
+export const BENCH_OPTIONS = {
+  people: { type: 'string', default: '100000' },
+  friends: { type: 'string', default: '20' },
+  messages: { type: 'string', default: '3' },
+  seconds: { type: 'string', default: '10' },
+  connections: { type: 'string', default: '50' }
+} as const
+
 export interface Scenario {
   name: string
   method?: 'GET' | 'POST'

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { benchApiKey, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50]
@@ -16,13 +16,7 @@ import { benchApiKey, freePort, printTable, run, saveResults, startBenchServer, 
  * ceiling. The table is also written to bench/results/.
  */
 const { values } = parseArgs({
-  options: {
-    people: { type: 'string', default: '100000' },
-    friends: { type: 'string', default: '20' },
-    messages: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '50' }
-  }
+  options: BENCH_OPTIONS
 })
 const people = Number(values.people)
 const seconds = Number(values.seconds)

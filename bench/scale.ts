@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { connectRedis, createDatabase, migrateToLatest, openRedis, seedDatabase, type SeedOptions } from '@people-service/infra'
-import { benchApiKey, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { asPostgresAdmin } from '@people-service/infra/testing'
+import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench:scale -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10]
@@ -39,11 +40,7 @@ import { benchApiKey, freePort, printTable, run, saveResults, startBenchServer, 
  */
 const { values } = parseArgs({
   options: {
-    people: { type: 'string', default: '100000' },
-    friends: { type: 'string', default: '20' },
-    messages: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '50' },
+    ...BENCH_OPTIONS,
     warmup: { type: 'string', default: '2' },
     'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' }
@@ -67,15 +64,7 @@ const redisPrefix = `people-bench:${runId}:`
 const dir = mkdtempSync(join(tmpdir(), 'people-scale-'))
 const sqliteUrl = `sqlite:${join(dir, 'people.db')}`
 
-const postgresAdmin = async (statement: string): Promise<void> => {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
-  await client.connect()
-  try {
-    await client.query(statement)
-  } finally {
-    await client.end()
-  }
-}
+const postgresAdmin = (statement: string): Promise<void> => asPostgresAdmin(statement, POSTGRES_ADMIN_URL)
 
 // Everything this run leaves behind is removed here, once, whichever way it ends.
 const live = new Set<ChildProcess>()

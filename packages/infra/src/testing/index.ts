@@ -28,8 +28,9 @@ const dataTables: Record<keyof Database, true> = {
   service_setting: true
 }
 
-const withAdmin = async (statement: string): Promise<void> => {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+/** Runs one statement as the server's administrator (create or drop a database, checkpoint). */
+export const asPostgresAdmin = async (statement: string, adminUrl = POSTGRES_ADMIN_URL): Promise<void> => {
+  const client = new pg.Client({ connectionString: adminUrl })
   await client.connect()
   try {
     await client.query(statement)
@@ -45,12 +46,12 @@ const withAdmin = async (statement: string): Promise<void> => {
  */
 export const postgresDatabase = async (t: Teardown): Promise<PostgresTestDatabase> => {
   const name = `people_test_${randomBytes(6).toString('hex')}`
-  await withAdmin(`create database ${name}`)
+  await asPostgresAdmin(`create database ${name}`)
   const url = POSTGRES_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
   const handle = createDatabase({ url, poolSize: 5 })
   t.teardown(async () => {
     await handle.close()
-    await withAdmin(`drop database if exists ${name} with (force)`)
+    await asPostgresAdmin(`drop database if exists ${name} with (force)`)
   })
   await migrateToLatest(handle)
   return {
