@@ -154,12 +154,15 @@ interface ScaleResult extends Result {
 /** The load of one scenario, split evenly over the instances and run at the same time. */
 const measure = async (setup: string, instances: Instance[], scenario: Scenario, duration: number): Promise<ScaleResult> => {
   const share = (i: number) => Math.floor(connections / instances.length) + (i < connections % instances.length ? 1 : 0)
-  const parts = await Promise.all(instances.map((instance, i) => run(instance.base, scenario, duration, share(i))))
+  const parts = await Promise.all(instances.map((instance, i) => run(instance.base, scenario, duration, share(i), instance.server.pid)))
+  const requestsPerSecond = parts.reduce((sum, part) => sum + part.requestsPerSecond, 0)
   const combined: ScaleResult = {
     setup,
     instances: instances.length,
     scenario: `${setup} | ${scenario.name}`,
-    requestsPerSecond: parts.reduce((sum, part) => sum + part.requestsPerSecond, 0),
+    requestsPerSecond,
+    // The service's processes only: PostgreSQL's and Redis' CPU is not in it.
+    cpuPerRequest: Math.round(parts.reduce((sum, part) => sum + (part.cpuPerRequest ?? 0) * part.requestsPerSecond, 0) / Math.max(1, requestsPerSecond)),
     p50: Math.max(...parts.map((part) => part.p50)),
     p99: Math.max(...parts.map((part) => part.p99)),
     errors: parts.reduce((sum, part) => sum + part.errors, 0),
@@ -212,7 +215,7 @@ try {
   try {
     const hello: Scenario = { name: 'bare Fastify GET /hello', request: () => ({ path: '/hello' }) }
     if (warmup > 0) await run(`http://127.0.0.1:${ceilingPort}`, hello, warmup, connections)
-    results.push({ setup: 'ceiling', instances: 1, ...await run(`http://127.0.0.1:${ceilingPort}`, hello, seconds, connections), scenario: 'ceiling | bare Fastify GET /hello' })
+    results.push({ setup: 'ceiling', instances: 1, ...await run(`http://127.0.0.1:${ceilingPort}`, hello, seconds, connections, ceiling.pid), scenario: 'ceiling | bare Fastify GET /hello' })
   } finally {
     await stopProcess(ceiling)
     live.delete(ceiling)
