@@ -11,7 +11,7 @@ interface Teardown { teardown(fn: () => unknown): void }
 
 export const ADMIN_PASSWORD = 'the admin password of the tests'
 export const JWT_SECRET = 'a-jwt-secret-for-the-server-tests-only!!'
-export const REDIS_URL = 'redis://127.0.0.1:6379'
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 /** A SQLite file in a fresh directory, removed when the test ends. */
 export const tempDatabaseUrl = (t: Teardown): string => {

@@ -3,6 +3,7 @@ import { createClient } from 'graphql-ws'
 import pg from 'pg'
 import t from 'tap'
 import WebSocket from 'ws'
+import { REDIS_URL, redisPrefix } from './helper.js'
 import { adminHeaders, startServerProcess } from './server-process.js'
 
 /*
@@ -10,7 +11,6 @@ import { adminHeaders, startServerProcess } from './server-process.js'
  * load balancer would see them: they must behave as one service.
  */
 const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 const admin = async (statement: string) => {
   const client = new pg.Client({ connectionString: ADMIN_URL })
@@ -34,7 +34,8 @@ t.test('two instances on one PostgreSQL and one Redis behave as one service', as
   const env = {
     DATABASE_URL: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
     REDIS_URL,
-    REDIS_KEY_PREFIX: `${name}:`,
+    // Its own prefix, whose keys are deleted when the test ends.
+    REDIS_KEY_PREFIX: await redisPrefix(t),
     JWT_SECRET: randomBytes(32).toString('base64url'),
     RATE_LIMIT_MAX: '40',
     RATE_LIMIT_WINDOW_MS: '60000',
