@@ -104,7 +104,8 @@ export class GroupCommitDriver implements Driver {
     if (inTransaction) return run(statement, parameters)
     for (;;) {
       if (this.#held !== undefined) await this.#held.done
-      else if (statement.readonly && this.#open) await this.#committed()
+      // Another request's failed commit is its own answer, not this read's.
+      else if (statement.readonly && this.#open) await this.#committed().catch(() => {})
       else break
     }
     if (statement.readonly) return run(statement, parameters)
