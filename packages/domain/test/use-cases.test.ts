@@ -255,5 +255,6 @@ t.test('text holding U+0000 is refused or matches nothing, and never reaches a r
 
   const admin = accountCaller(await access.createAccount({ username: 'root', password: 'correct horse battery', role: 'admin' }))
   await t.rejects(access.createApiKey(admin, { name: nul }), { code: 'VALIDATION_FAILED', field: 'name' })
+  await t.rejects(access.createApiKey(admin, { name: 'key \ud83d' }), { code: 'VALIDATION_FAILED', field: 'name' }, 'a lone surrogate, as in every stored text')
   await t.rejects(access.logIn(`root${nul}`, 'correct horse battery'), { code: 'INVALID_CREDENTIALS' })
 })

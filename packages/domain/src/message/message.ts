@@ -1,5 +1,5 @@
 import { validationError } from '../errors.js'
-import { characterCount, checkNoNul, isWellFormedText } from '../shared/text.js'
+import { characterCount, checkStorableText } from '../shared/text.js'
 
 export interface Message {
   id: string
@@ -15,10 +15,10 @@ export const MESSAGE_LIMITS = { textLength: 10_000 } as const
 
 export const checkMessageText = (text: unknown): string => {
   if (typeof text !== 'string') throw validationError('text', 'is required and must be a string')
-  if (!isWellFormedText(text)) throw validationError('text', 'must be well-formed Unicode text (a lone surrogate is no character)')
+  checkStorableText('text', text)
   const length = characterCount(text)
   if (length < 1 || length > MESSAGE_LIMITS.textLength) {
     throw validationError('text', `must be 1 to ${MESSAGE_LIMITS.textLength} characters`)
   }
-  return checkNoNul('text', text)
+  return text
 }

@@ -1,5 +1,5 @@
 import { validationError } from '../errors.js'
-import { characterCount, checkNoNul, isWellFormedText } from '../shared/text.js'
+import { characterCount, checkStorableText } from '../shared/text.js'
 
 export interface Address {
   street: string | null
@@ -61,15 +61,14 @@ const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
  */
 export const isEmailAddress = (value: string): boolean => EMAIL.test(value)
 
-const NOT_WELL_FORMED = 'must be well-formed Unicode text (a lone surrogate is no character)'
-
 const checkName = (name: unknown): string => {
   if (typeof name !== 'string') throw validationError('name', 'is required and must be a string')
-  if (!isWellFormedText(name)) throw validationError('name', NOT_WELL_FORMED)
-  if (characterCount(name) < 1 || characterCount(name) > PERSON_LIMITS.nameLength) {
+  checkStorableText('name', name)
+  const length = characterCount(name)
+  if (length < 1 || length > PERSON_LIMITS.nameLength) {
     throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
   }
-  return checkNoNul('name', name)
+  return name
 }
 
 const checkAge = (age: unknown): number | null => {
@@ -85,8 +84,7 @@ const checkEmail = (email: unknown): string | null => {
   if (typeof email !== 'string' || characterCount(email) > PERSON_LIMITS.emailLength || !isEmailAddress(email)) {
     throw validationError('email', `must be an e-mail address of at most ${PERSON_LIMITS.emailLength} characters or null`)
   }
-  if (!isWellFormedText(email)) throw validationError('email', NOT_WELL_FORMED)
-  return checkNoNul('email', email)
+  return checkStorableText('email', email)
 }
 
 const checkAddressField = (field: keyof Address, value: unknown): string | null => {
@@ -94,8 +92,7 @@ const checkAddressField = (field: keyof Address, value: unknown): string | null 
   if (typeof value !== 'string' || characterCount(value) > PERSON_LIMITS.addressFieldLength) {
     throw validationError(`address.${field}`, `must be a string of at most ${PERSON_LIMITS.addressFieldLength} characters or null`)
   }
-  if (!isWellFormedText(value)) throw validationError(`address.${field}`, NOT_WELL_FORMED)
-  return checkNoNul(`address.${field}`, value)
+  return checkStorableText(`address.${field}`, value)
 }
 
 const checkAddress = (address: unknown): Address | null => {

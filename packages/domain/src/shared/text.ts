@@ -9,7 +9,7 @@ import { validationError } from '../errors.js'
 const LONE_SURROGATE = /\p{Cs}/u
 
 /** True when every UTF-16 surrogate in `value` is one half of a pair. */
-export const isWellFormedText = (value: string): boolean => !LONE_SURROGATE.test(value)
+const isWellFormedText = (value: string): boolean => !LONE_SURROGATE.test(value)
 
 /** The length in characters (code points), not UTF-16 units or bytes. */
 export const characterCount = (value: string): number => [...value].length
@@ -21,7 +21,12 @@ export const characterCount = (value: string): number => [...value].length
  */
 export const hasNul = (text: string): boolean => text.includes('\u0000')
 
-export const checkNoNul = (field: string, text: string): string => {
+/**
+ * Text every store keeps exactly as sent: no lone surrogate, no U+0000.
+ * Every stored text field passes through here; 400 naming the field otherwise.
+ */
+export const checkStorableText = (field: string, text: string): string => {
+  if (!isWellFormedText(text)) throw validationError(field, 'must be well-formed Unicode text (a lone surrogate is no character)')
   if (hasNul(text)) throw validationError(field, 'must not contain the character U+0000')
   return text
 }
