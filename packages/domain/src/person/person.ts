@@ -137,9 +137,8 @@ export const checkPersonPatch = (patch: PersonPatch): void => {
   checkAddress(patch.address)
 }
 
-/** Applies a patch to a person's fields and re-checks every invariant. */
+/** Applies a checked patch (checkPersonPatch) to a person's fields and checks the result. */
 export const applyPersonPatch = (person: Person, patch: PersonPatch): PersonFields => {
-  checkPersonPatch(patch)
   return checkPersonFields({
     name: patch.name ?? person.name,
     age: patch.age === undefined ? person.age : patch.age,

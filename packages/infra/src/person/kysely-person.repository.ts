@@ -29,8 +29,7 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
       if (needle === undefined) return afterId === undefined ? firstPage({ limit }) : pageAfter({ afterId, limit })
       let query = db.selectFrom('person').select(['person.id', 'person.name'])
       if (afterId !== undefined) query = query.where('person.id', '>', afterId)
-      if (needle !== undefined) query = query.where(nameContains(dialect, needle))
-      return query.orderBy('person.id').limit(limit).execute()
+      return query.where(nameContains(dialect, needle)).orderBy('person.id').limit(limit).execute()
     },
 
     async insert (person) {

@@ -77,14 +77,23 @@ export class GroupCommitDriver implements Driver {
       this.#db.exec(`savepoint ${TRANSACTION}`)
     } catch (error) {
       this.#release()
+      this.#checkGroup(error)
       throw error
     }
     (connection as GroupCommitConnection).inTransaction = true
   }
 
   async commitTransaction (connection: DatabaseConnection): Promise<void> {
-    this.#end(connection, `release ${TRANSACTION}`)
-    await this.#committed()
+    // Waiting before ending: the commit may run as the transaction ends
+    // (#release), and its failure must reach this transaction too.
+    const durable = this.#committed()
+    try {
+      this.#end(connection, `release ${TRANSACTION}`)
+    } catch (error) {
+      durable.catch(() => {})
+      throw error
+    }
+    await durable
   }
 
   async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
@@ -113,8 +122,9 @@ export class GroupCommitDriver implements Driver {
     let result: QueryResult<unknown>
     try {
       result = run(statement, parameters)
-    } finally {
-      this.#checkGroup()
+    } catch (error) {
+      this.#checkGroup(error)
+      throw error
     }
     await this.#committed()
     return result
@@ -150,14 +160,16 @@ export class GroupCommitDriver implements Driver {
     for (const waiter of waiters) waiter.resolve()
   }
 
-  /** SQLite rolls a whole transaction back on some errors (I/O, disk full): then the group is lost. */
-  #checkGroup (): void {
+  /**
+   * SQLite rolls a whole transaction back on some errors (I/O, disk full):
+   * then the group is lost, and every write in it fails with that error.
+   */
+  #checkGroup (cause: unknown): void {
     if (!this.#open || this.#db.inTransaction) return
     const waiters = this.#waiters
     this.#waiters = []
     this.#open = false
-    const error = Object.assign(new Error('the transaction was rolled back by the database'), { code: 'SQLITE_IOERR' })
-    for (const waiter of waiters) waiter.reject(error)
+    for (const waiter of waiters) waiter.reject(cause)
   }
 
   /** Resolves when the open group is durable; at once when none is open. */
@@ -170,10 +182,12 @@ export class GroupCommitDriver implements Driver {
     (connection as GroupCommitConnection).inTransaction = false
     try {
       this.#db.exec(statement)
-    } finally {
+    } catch (error) {
       this.#release()
-      this.#checkGroup()
+      this.#checkGroup(error)
+      throw error
     }
+    this.#release()
   }
 
   #release (): void {
