@@ -57,7 +57,7 @@ export interface AppOptions {
    * The proxies whose X-Forwarded-For gives the client's address (Fastify's
    * trustProxy); none by default, so a client cannot pick its own address.
    */
-  trustProxy?: false | number | string[]
+  trustProxy?: false | string[]
   /** When requests get 503 + Retry-After: event-loop delay in ms (default 1000), sampled every `sampleInterval` ms (default 1000). */
   pressure?: { maxEventLoopDelay: number, sampleInterval?: number }
   /** Extra figures for GET /metrics. */
@@ -87,10 +87,6 @@ const wireMessageBus = (app: FastifyInstance, options: AppOptions): { messageBus
   return { messageBus, ports: { ...options.ports, events: teeEvents(options.ports.events, messageBus.events) } }
 }
 
-/** Fastify's trustProxy: a hop count is a function of the hop (its types take no number). */
-const trustProxyOf = (trust: AppOptions['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) =>
-  typeof trust === 'number' ? (_address, hop) => hop < trust : trust ?? false
-
 /** Builds the whole HTTP application. Never listens: the caller decides where. */
 export const buildApp = async (options: AppOptions): Promise<FastifyInstance> => {
   const { ready = async () => true, logger = false, production = false } = options
@@ -105,7 +101,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     requestTimeout: options.timeouts?.requestMs ?? 30_000,
     http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
     frameworkErrors: answerRouterError,
-    trustProxy: trustProxyOf(options.trustProxy)
+    trustProxy: options.trustProxy ?? false
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorateRequest('caller', undefined)

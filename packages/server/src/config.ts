@@ -1,4 +1,4 @@
-import { isIP } from 'node:net'
+import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
 import { GRAPHQL_LIMITS } from '@people-service/http'
 import { ACCOUNT_LIMITS } from '@people-service/domain'
 
@@ -18,11 +18,11 @@ export interface Config {
   /** Browser origins allowed by CORS (CORS_ORIGINS, comma-separated). */
   corsOrigins: string[]
   /**
-   * Which proxies' X-Forwarded-For to believe (TRUST_PROXY): false, a
-   * number of hops, or addresses and ranges. It decides the client address
-   * the login limit counts by.
+   * Which proxies' X-Forwarded-For to believe (TRUST_PROXY): false, or
+   * addresses and ranges. It decides the client address the login limit
+   * counts by.
    */
-  trustProxy: false | number | string[]
+  trustProxy: false | string[]
   /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelay: number
   /** Unset outside production: a secret is generated once and kept in the database. */
@@ -84,23 +84,21 @@ const origins = (raw: string | undefined): string[] => {
   return list
 }
 
-// proxy-addr's names for address ranges, as Fastify's trustProxy takes them.
-const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
-
-const trustedProxies = (raw: string | undefined): false | number | string[] => {
-  if (raw === undefined || raw.trim() === '') return false
-  if (/^\d+$/.test(raw.trim())) {
-    const hops = Number(raw)
-    if (hops < 1 || hops > 10) throw new ConfigError('TRUST_PROXY', `must be a number of proxy hops from 1 to 10, not ${raw}`)
-    return hops
-  }
-  const list = raw.split(',').map((entry) => entry.trim()).filter(Boolean)
-  for (const entry of list) {
-    const [address = '', prefix, extra] = entry.split('/')
-    const validPrefix = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (isIP(address) === 6 ? 128 : 32))
-    if (!PROXY_RANGE_NAMES.includes(entry) && (isIP(address) === 0 || !validPrefix || extra !== undefined)) {
-      throw new ConfigError('TRUST_PROXY', `must be a hop count, or addresses and ranges like 10.0.0.0/8 or uniquelocal, not ${JSON.stringify(entry)}`)
-    }
+/**
+ * Addresses and ranges (`10.0.0.0/8`, `uniquelocal`), checked by the same
+ * proxy-addr Fastify hands them to. No hop count: a count trusts whatever
+ * the nearest peer says, and a client that reaches the service directly
+ * would pick its own address.
+ */
+const trustedProxies = (raw: string | undefined): false | string[] => {
+  const list = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean)
+  if (list.length === 0) return false
+  // proxy-addr would read `1` as the address 0.0.0.1: say what it is not.
+  if (list.some((entry) => /^\d+$/.test(entry))) throw new ConfigError('TRUST_PROXY', 'takes proxy addresses and ranges, not a hop count')
+  try {
+    compileProxyAddresses(list)
+  } catch (error) {
+    throw new ConfigError('TRUST_PROXY', `must list proxy addresses and ranges like 10.0.0.0/8 or uniquelocal: ${(error as Error).message}`)
   }
   return list
 }

@@ -30,9 +30,8 @@ t.test('values are read and checked', async (t) => {
   t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /CORS_ORIGINS/)
   t.equal(loadConfig({}).trustProxy, false, 'no proxy is trusted unless named')
-  t.equal(loadConfig({ TRUST_PROXY: '1' }).trustProxy, 1)
   t.same(loadConfig({ TRUST_PROXY: 'uniquelocal, 10.0.0.0/8, ::1' }).trustProxy, ['uniquelocal', '10.0.0.0/8', '::1'])
-  for (const bad of ['0', '11', 'nginx', '10.0.0.0/33', '10.0.0.0/8/1', 'true']) t.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad)
+  for (const bad of ['1', 'nginx', '10.0.0.0/33', '10.0.0.0/8/1', 'true']) t.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad)
 })
 
 t.test('defaults follow the contract', async (t) => {
