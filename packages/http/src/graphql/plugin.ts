@@ -156,15 +156,20 @@ const sourcePasses = (source: string, context: GraphQLContext): boolean => {
   return true
 }
 
-// Clients send the same few documents again and again: one that passed is
-// remembered (a parse per request otherwise), within bounds.
+// Clients send the same few documents again and again: a GET source that
+// passed is remembered (a second parse per request otherwise), within bounds.
+// A POST costs only the JSON probe, which gives up within a few characters.
 const REMEMBERED_SOURCES = 1000
 const REMEMBERED_SOURCE_LENGTH = 8192
 
 const checkSource = () => {
   const passed = new Set<string>()
   return async (_schema: GraphQLSchema, source: string, context: GraphQLContext): Promise<void> => {
-    const key = `${context.reply.request.method === 'POST' ? 'POST' : 'GET'} ${JSON.stringify(context.operationName ?? null)} ${source}`
+    if (context.reply.request.method === 'POST') {
+      sourcePasses(source, context)
+      return
+    }
+    const key = `${JSON.stringify(context.operationName ?? null)} ${source}`
     if (passed.has(key) || !sourcePasses(source, context) || source.length > REMEMBERED_SOURCE_LENGTH) return
     if (passed.size >= REMEMBERED_SOURCES) passed.clear()
     passed.add(key)
