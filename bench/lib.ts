@@ -33,6 +33,10 @@ export interface Result {
   ratio?: number
 }
 
+/** Resident memory of a process, in MB (Linux: /proc/<pid>/status). */
+export const rssMbOf = (pid: number): number =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024)
+
 /** CPU time a process has used so far, in µs (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
 export const cpuTimeOf = (pid: number): number => {
   // The command name (field 2) may hold spaces: count fields after its closing parenthesis.

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { BENCH_OPTIONS, benchApiKey, rssMbOf, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50]
@@ -22,11 +22,6 @@ const people = Number(values.people)
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
-
-const rssOf = (pid: number | undefined): number => {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'people-bench-'))
 const databaseFile = join(dir, 'people.db')
@@ -96,7 +91,7 @@ try {
       { name: 'GraphQL people(100) x friends(10)', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }
     ]
     for (const scenario of scenarios) results.push(await run(base, scenario, seconds, connections, server.pid))
-    rss = rssOf(server.pid)
+    rss = rssMbOf(server.pid!)
   } finally {
     await stopProcess(server)
   }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { benchApiKey, startBenchServer, stopProcess } from './lib.js'
+import { benchApiKey, rssMbOf, startBenchServer, stopProcess } from './lib.js'
 
 /*
  * npm run test:soak -- [--minutes 5] [--people 10000] [--load 0.7]
@@ -30,7 +30,7 @@ const connections = Number(values.connections)
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
 
 const procStat = (pid: number) => ({
-  rssMb: Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024),
+  rssMb: rssMbOf(pid),
   fds: readdirSync(`/proc/${pid}/fd`).length
 })
 
