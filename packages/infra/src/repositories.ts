@@ -12,7 +12,7 @@ export type Repositories = Pick<Ports, 'people' | 'friendships' | 'messages' | '
 /** The domain's storage ports over one database. */
 export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositories => ({
   people: kyselyPersonRepository(db, dialect),
-  friendships: kyselyFriendshipRepository(db),
+  friendships: kyselyFriendshipRepository(db, dialect),
   messages: kyselyMessageRepository(db),
   accounts: kyselyAccountRepository(db),
   apiKeys: kyselyApiKeyRepository(db),

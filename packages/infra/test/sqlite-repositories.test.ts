@@ -56,6 +56,25 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
   }
 })
 
+t.test("friends' names come from the (id, name) index alone, not from each friend's row", async (t) => {
+  const executed: Array<{ sql: string, parameters: readonly unknown[] }> = []
+  const { path } = await sqliteFile(t)
+  const handle = createDatabase({ url: `sqlite:${path}`, log: (event) => { executed.push(event.query) } })
+  t.teardown(() => handle.close())
+  const { friendships } = createRepositories(handle)
+  const ids = ['00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000002']
+  await friendships.listFriends(ids[0] as string, 10)
+  await friendships.listFriendsOfMany(ids, 10)
+  const raw = new BetterSqlite3(path, { readonly: true })
+  t.teardown(() => raw.close())
+  const friendQueries = executed.filter((query) => query.sql.includes('friendship'))
+  t.equal(friendQueries.length, 2)
+  for (const { sql: text, parameters } of friendQueries) {
+    const plan = raw.prepare(`explain query plan ${text}`).all(...parameters).map((row) => (row as { detail: string }).detail).join(' | ')
+    t.match(plan, /SEARCH person USING COVERING INDEX person_id_name \(id=\?\)/, plan)
+  }
+})
+
 t.test('name search finds substrings case-insensitively through the trigram index', async (t) => {
   const handle = await sqliteFile(t)
   const { people } = createRepositories(handle)

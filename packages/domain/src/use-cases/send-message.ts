@@ -1,6 +1,7 @@
+import { personNotFound } from '../errors.js'
 import { checkMessageText, type Message } from '../message/message.js'
 import type { Ports } from '../ports.js'
-import { getPerson } from './get-person.js'
+import { isId } from '../shared/ids.js'
 
 export interface SendMessageInput {
   personId: string
@@ -8,11 +9,13 @@ export interface SendMessageInput {
   senderId: string
 }
 
-export const sendMessage = (ports: Pick<Ports, 'people' | 'messages' | 'clock' | 'ids' | 'events'>) => {
-  const get = getPerson(ports)
-  return async (input: SendMessageInput): Promise<Message> => {
+export const sendMessage = (ports: Pick<Ports, 'messages' | 'clock' | 'ids' | 'events'>) =>
+  async (input: SendMessageInput): Promise<Message> => {
     const text = checkMessageText(input.text)
-    await get(input.personId)
+    // A malformed id names nobody. For a well-formed one the insert is the
+    // lookup: the repository refuses a recipient it does not hold with
+    // PERSON_NOT_FOUND, so the person's row is not read first.
+    if (!isId(input.personId)) throw personNotFound(input.personId)
     const message: Message = {
       id: ports.ids.next(),
       personId: input.personId,
@@ -24,4 +27,3 @@ export const sendMessage = (ports: Pick<Ports, 'people' | 'messages' | 'clock' |
     await ports.events.published(message)
     return message
   }
-}

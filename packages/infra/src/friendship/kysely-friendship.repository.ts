@@ -1,12 +1,13 @@
 import { personNotFound, type FriendshipRepository, type PersonSummary } from '@people-service/domain'
 import type { Kysely } from 'kysely'
-import type { Database } from '../database.js'
+import type { Database, Dialect } from '../database.js'
 import { translateErrors } from '../database-errors.js'
 import { param, prepareQuery } from '../prepared-query.js'
+import { personNames } from '../sql-dialect.js'
 
-export const kyselyFriendshipRepository = (db: Kysely<Database>): FriendshipRepository => {
+export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialect): FriendshipRepository => {
   const friendsOf = prepareQuery<PersonSummary, { personId: string, limit: number }>(db, db.selectFrom('friendship')
-    .innerJoin('person', 'person.id', 'friendship.friend_id')
+    .innerJoin(personNames(dialect), 'person.id', 'friendship.friend_id')
     .select(['person.id', 'person.name'])
     .where('friendship.person_id', '=', param<string>('personId'))
     .orderBy('friendship.friend_id')
@@ -58,7 +59,7 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>): FriendshipRepo
           ])
           .where('person_id', 'in', personIds))
         .selectFrom('ranked')
-        .innerJoin('person', 'person.id', 'ranked.friend_id')
+        .innerJoin(personNames(dialect), 'person.id', 'ranked.friend_id')
         .select(['ranked.person_id as ownerId', 'person.id', 'person.name'])
         .where('ranked.rank', '<=', limit)
         .orderBy('ranked.person_id')
