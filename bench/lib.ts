@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import autocannon from 'autocannon'
+import { createDatabase, migrateToLatest, seedDatabase, type SeedOptions } from '@people-service/infra'
 
 /** The command-line options every benchmark takes: the seeded data and the load. */
 export const BENCH_OPTIONS = {
@@ -42,6 +43,23 @@ export const cpuTimeOf = (pid: number): number => {
   // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+
+/**
+ * Migrates the (fresh) database at `url` and seeds it, timed; the database is
+ * closed before the servers under test open it. A seed file is written with
+ * synchronous=NORMAL: nothing of it needs to survive a power loss.
+ */
+export const seedBenchDatabase = async (url: string, options: SeedOptions): Promise<{ ids: string[], seedSeconds: number }> => {
+  const database = createDatabase({ url, ...(url.startsWith('sqlite:') ? { sqliteSynchronous: 'NORMAL' as const } : {}) })
+  try {
+    await migrateToLatest(database)
+    const started = performance.now()
+    const { ids } = await seedDatabase(database, options)
+    return { ids, seedSeconds: (performance.now() - started) / 1000 }
+  } finally {
+    await database.close()
+  }
 }
 
 export const freePort = async (): Promise<number> => new Promise((resolve, reject) => {

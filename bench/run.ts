@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { BENCH_OPTIONS, benchApiKey, rssMbOf, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { BENCH_OPTIONS, benchApiKey, rssMbOf, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50]
@@ -27,12 +26,7 @@ const dir = mkdtempSync(join(tmpdir(), 'people-bench-'))
 const databaseFile = join(dir, 'people.db')
 const databaseUrl = `sqlite:${databaseFile}`
 try {
-  const database = createDatabase({ url: databaseUrl, sqliteSynchronous: 'NORMAL' })
-  await migrateToLatest(database)
-  const seeding = performance.now()
-  const { ids } = await seedDatabase(database, { people, friends: Number(values.friends), messages: Number(values.messages) })
-  await database.close()
-  const seedSeconds = (performance.now() - seeding) / 1000
+  const { ids, seedSeconds } = await seedBenchDatabase(databaseUrl, { people, friends: Number(values.friends), messages: Number(values.messages) })
   process.stdout.write(`seeded ${people} people in ${seedSeconds.toFixed(1)} s\n`)
 
   const results: Result[] = []

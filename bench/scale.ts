@@ -5,9 +5,9 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { connectRedis, createDatabase, migrateToLatest, openRedis, seedDatabase, type SeedOptions } from '@people-service/infra'
+import { connectRedis, openRedis, type SeedOptions } from '@people-service/infra'
 import { asPostgresAdmin } from '@people-service/infra/testing'
-import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench:scale -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10]
@@ -102,22 +102,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const elapsed = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`
 
 const seed = async (label: string, url: string) => {
-  const database = createDatabase({ url, ...(url.startsWith('sqlite:') ? { sqliteSynchronous: 'NORMAL' as const } : {}) })
-  try {
-    await migrateToLatest(database)
-    const started = performance.now()
-    const { ids } = await seedDatabase(database, {
-      ...seedOptions,
-      onProgress: (phase, done, total) => {
-        if (done === total) process.stdout.write(`  ${label}: ${phase} done (${total} rows) at ${elapsed(started)}\n`)
-      }
-    })
-    const seedSeconds = (performance.now() - started) / 1000
-    process.stdout.write(`seeded ${label}: ${people} people in ${seedSeconds.toFixed(1)} s\n`)
-    return { ids, seedSeconds }
-  } finally {
-    await database.close()
-  }
+  const started = performance.now()
+  const seeded = await seedBenchDatabase(url, {
+    ...seedOptions,
+    onProgress: (phase, done, total) => {
+      if (done === total) process.stdout.write(`  ${label}: ${phase} done (${total}) at ${elapsed(started)}\n`)
+    }
+  })
+  process.stdout.write(`seeded ${label}: ${people} people in ${seeded.seedSeconds.toFixed(1)} s\n`)
+  return seeded
 }
 
 interface Instance { base: string, server: ChildProcess }

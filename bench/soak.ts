@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { benchApiKey, rssMbOf, startBenchServer, stopProcess } from './lib.js'
+import { benchApiKey, rssMbOf, seedBenchDatabase, startBenchServer, stopProcess } from './lib.js'
 
 /*
  * npm run test:soak -- [--minutes 5] [--people 10000] [--load 0.7]
@@ -54,10 +53,7 @@ const dir = mkdtempSync(join(tmpdir(), 'people-soak-'))
 const databaseUrl = `sqlite:${join(dir, 'people.db')}`
 let failed = false
 try {
-  const database = createDatabase({ url: databaseUrl })
-  await migrateToLatest(database)
-  const { ids } = await seedDatabase(database, { people: Number(values.people), friends: 10, messages: 2 })
-  await database.close()
+  const { ids } = await seedBenchDatabase(databaseUrl, { people: Number(values.people), friends: 10, messages: 2 })
 
   const { base, server } = await startBenchServer(databaseUrl, ADMIN_PASSWORD)
   try {

@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createDatabase, migrateToLatest, type DatabaseHandle } from '@people-service/infra'
-
-interface Teardown { teardown(fn: () => unknown): void }
+import type { Teardown } from '@people-service/infra/testing'
 
 /** A migrated database in a fresh SQLite file, removed when the test ends. */
 export const sqliteFile = async (t: Teardown): Promise<DatabaseHandle & { path: string }> => {

@@ -2,10 +2,8 @@ import t from 'tap'
 import { sql } from 'kysely'
 import { uuidv7Generator } from '@people-service/domain'
 import { createRepositories, seedDatabase, type DatabaseHandle, type SeedOptions } from '@people-service/infra'
-import { postgresDatabase } from '@people-service/infra/testing'
+import { postgresDatabase, type Teardown } from '@people-service/infra/testing'
 import { sqliteFile } from './helper.js'
-
-interface Teardown { teardown(fn: () => unknown): void }
 
 const stores: Record<string, (t: Teardown) => Promise<DatabaseHandle>> = {
   'sqlite file': sqliteFile,

@@ -94,7 +94,6 @@ export const selectedFields = (
   return [...found].map(([coordinate, node]) => ({ coordinate, node }))
 }
 
-/** The request's variables as execution will see them; undefined when they do not coerce. */
 /** The operation's variables, coerced to their types; throws the first error of a missing or mistyped one. */
 export const coercedVariables = (schema: GraphQLSchema, operation: OperationDefinitionNode, raw: Record<string, unknown> | undefined): Variables => {
   const result = getVariableValues(schema, operation.variableDefinitions ?? [], raw ?? {})

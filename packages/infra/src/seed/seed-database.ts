@@ -1,5 +1,5 @@
 import { systemClock, uuidv7Generator } from '@people-service/domain'
-import type { Insertable, Kysely } from 'kysely'
+import type { Insertable } from 'kysely'
 import type { Database, DatabaseHandle } from '../database.js'
 import { toPersonRow } from '../person/person.rows.js'
 import { bulkInsert, setAsideIndexes } from './bulk-load.js'
@@ -33,7 +33,7 @@ const load = async <T extends keyof Database>(
   rows: Iterable<Insertable<Database[T]>>,
   progress: (rows: number) => void
 ): Promise<void> => {
-  await handle.db.transaction().execute(async (trx: Kysely<Database>) => {
+  await handle.db.transaction().execute(async (trx) => {
     const restore = await setAsideIndexes(trx, handle.dialect, table)
     await bulkInsert(trx, table, rows, progress)
     await restore()
@@ -63,14 +63,15 @@ export const seedDatabase = async (handle: DatabaseHandle, options: SeedOptions)
   // friends and no pair comes twice. Each person's rows are written together,
   // friends in id order (ids increase with i), so the primary key's b-tree
   // only ever grows at its end.
-  const offsets = new Set<number>()
+  const chosen = new Set<number>()
   const wanted = Math.min(Math.floor(options.friends / 2), Math.max(0, Math.ceil(n / 2) - 1))
-  while (offsets.size < wanted) offsets.add(1 + Math.floor(random() * (Math.ceil(n / 2) - 1)))
-  const pairs = n * offsets.size
+  while (chosen.size < wanted) chosen.add(1 + Math.floor(random() * (Math.ceil(n / 2) - 1)))
+  const offsets = [...chosen]
+  const pairs = n * offsets.length
   const createdAt = now.toISOString()
   await load(handle, 'friendship', (function * () {
     for (let a = 0; a < n; a++) {
-      const friends = [...offsets].flatMap((o) => [(a + o) % n, (a - o + n) % n]).sort((x, y) => x - y)
+      const friends = offsets.flatMap((o) => [(a + o) % n, (a - o + n) % n]).sort((x, y) => x - y)
       for (const b of friends) yield { person_id: personIds[a] as string, friend_id: personIds[b] as string, created_at: createdAt }
     }
   })(), reporter('friendships', pairs, 2))

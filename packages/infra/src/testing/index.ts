@@ -7,7 +7,8 @@ import { migrateToLatest } from '../migrate.js'
 /** The local server of the README: 127.0.0.1:5432, user postgres, trust auth. */
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
-interface Teardown { teardown(fn: () => unknown): void }
+/** What a test offers for cleaning up after it (tap's `t`). */
+export interface Teardown { teardown(fn: () => unknown): void }
 
 export interface PostgresTestDatabase extends DatabaseHandle {
   url: string
