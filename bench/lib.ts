@@ -11,7 +11,10 @@ export const BENCH_OPTIONS = {
   friends: { type: 'string', default: '20' },
   messages: { type: 'string', default: '3' },
   seconds: { type: 'string', default: '10' },
-  connections: { type: 'string', default: '50' }
+  connections: { type: 'string', default: '50' },
+  // Seconds of each scenario run first and not recorded: the server's JIT
+  // compiles its hot paths in the first tens of thousands of requests.
+  warmup: { type: 'string', default: '2' }
 } as const
 
 export interface Scenario {

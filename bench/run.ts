@@ -6,13 +6,14 @@ import { parseArgs } from 'node:util'
 import { BENCH_OPTIONS, benchApiKey, rssMbOf, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
- * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50]
+ * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50] [--warmup 2]
  *
  * Seeds a fresh SQLite file, starts a bare Fastify server (the ceiling) and
  * the real server in production mode (logs at warn, authentication on, rate
  * limits high enough not to interfere), runs every scenario with autocannon
  * using an API key, and prints req/s, latency, errors and the ratio to the
- * ceiling. The table is also written to bench/results/.
+ * ceiling. Every server, the ceiling included, gets `--warmup` seconds of
+ * each scenario first, not recorded. The table is also written to bench/results/.
  */
 const { values } = parseArgs({
   options: BENCH_OPTIONS
@@ -20,7 +21,14 @@ const { values } = parseArgs({
 const people = Number(values.people)
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
+const warmup = Number(values.warmup)
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
+
+/** One scenario against one server: warmed up first, then recorded. */
+const measure = async (base: string, scenario: Scenario, pid: number | undefined): Promise<Result> => {
+  if (warmup > 0) await run(base, scenario, warmup, connections)
+  return run(base, scenario, seconds, connections, pid)
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'people-bench-'))
 const databaseFile = join(dir, 'people.db')
@@ -33,7 +41,7 @@ try {
   const ceilingPort = await freePort()
   const ceiling = await startProcess(['--import', 'tsx', new URL('./ceiling-server.ts', import.meta.url).pathname], { PORT: String(ceilingPort) }, `http://127.0.0.1:${ceilingPort}/hello`)
   try {
-    results.push(await run(`http://127.0.0.1:${ceilingPort}`, { name: 'ceiling: bare Fastify GET /hello', request: () => ({ path: '/hello' }) }, seconds, connections, ceiling.pid))
+    results.push(await measure(`http://127.0.0.1:${ceilingPort}`, { name: 'ceiling: bare Fastify GET /hello', request: () => ({ path: '/hello' }) }, ceiling.pid))
   } finally {
     await stopProcess(ceiling)
   }
@@ -45,8 +53,8 @@ try {
   const minimal = await startProcess(['--import', 'tsx', new URL('./minimal-server.ts', import.meta.url).pathname], { PORT: String(minimalPort), DATABASE_FILE: databaseFile }, `http://127.0.0.1:${minimalPort}/people?limit=1`)
   try {
     const minimalBase = `http://127.0.0.1:${minimalPort}`
-    results.push(await run(minimalBase, { name: 'reference: minimal Fastify + SQLite GET /person/<id>', request: () => ({ path: `/person/${randomId()}` }) }, seconds, connections, minimal.pid))
-    results.push(await run(minimalBase, { name: 'reference: minimal Fastify + SQLite GET /people?limit=100', request: () => ({ path: '/people?limit=100' }) }, seconds, connections, minimal.pid))
+    results.push(await measure(minimalBase, { name: 'reference: minimal Fastify + SQLite GET /person/<id>', request: () => ({ path: `/person/${randomId()}` }) }, minimal.pid))
+    results.push(await measure(minimalBase, { name: 'reference: minimal Fastify + SQLite GET /people?limit=100', request: () => ({ path: '/people?limit=100' }) }, minimal.pid))
   } finally {
     await stopProcess(minimal)
   }
@@ -84,7 +92,7 @@ try {
       { name: 'GraphQL person + friends(10)', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) },
       { name: 'GraphQL people(100) x friends(10)', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }
     ]
-    for (const scenario of scenarios) results.push(await run(base, scenario, seconds, connections, server.pid))
+    for (const scenario of scenarios) results.push(await measure(base, scenario, server.pid))
     rss = rssMbOf(server.pid!)
   } finally {
     await stopProcess(server)
@@ -94,8 +102,8 @@ try {
   const interpreted = await startBenchServer(databaseUrl, ADMIN_PASSWORD, { GRAPHQL_JIT: '0' })
   try {
     const headers = { 'x-api-key': key }
-    results.push(await run(interpreted.base, { name: 'GraphQL person + friends(10), no JIT', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) }, seconds, connections, interpreted.server.pid))
-    results.push(await run(interpreted.base, { name: 'GraphQL people(100) x friends(10), no JIT', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }, seconds, connections, interpreted.server.pid))
+    results.push(await measure(interpreted.base, { name: 'GraphQL person + friends(10), no JIT', headers, request: () => ({ path: graphqlGet(personWithFriends, { id: randomId() }) }) }, interpreted.server.pid))
+    results.push(await measure(interpreted.base, { name: 'GraphQL people(100) x friends(10), no JIT', headers, request: () => ({ path: graphqlGet(peopleWithFriends) }) }, interpreted.server.pid))
   } finally {
     await stopProcess(interpreted.server)
   }
@@ -104,7 +112,7 @@ try {
   for (const result of results) result.ratio = result.requestsPerSecond / ceilingRate
   printTable(results)
   process.stdout.write(`server RSS after the run: ${rss} MB; seeding: ${seedSeconds.toFixed(1)} s\n`)
-  const file = saveResults('bench', { people, seconds, connections, seedSeconds, serverRssMb: rss, results })
+  const file = saveResults('bench', { people, seconds, connections, warmup, seedSeconds, serverRssMb: rss, results })
   process.stdout.write(`written to ${file}\n`)
 } finally {
   rmSync(dir, { recursive: true, force: true })

@@ -41,7 +41,6 @@ import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, see
 const { values } = parseArgs({
   options: {
     ...BENCH_OPTIONS,
-    warmup: { type: 'string', default: '2' },
     'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' }
   }
