@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { connectRedis, openRedis, type SeedOptions } from '@people-service/infra'
-import { asPostgresAdmin } from '@people-service/infra/testing'
+import { asPostgresAdmin, createPostgresDatabase } from '@people-service/infra/testing'
 import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
@@ -57,25 +57,22 @@ const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
 const JWT_SECRET = randomBytes(32).toString('base64url')
 
 const runId = randomBytes(5).toString('hex')
-const pgName = `people_bench_${runId}`
-const pgUrl = POSTGRES_ADMIN_URL.replace(/\/[^/]*$/, `/${pgName}`)
 const redisPrefix = `people-bench:${runId}:`
 const dir = mkdtempSync(join(tmpdir(), 'people-scale-'))
 const sqliteUrl = `sqlite:${join(dir, 'people.db')}`
 
-const postgresAdmin = (statement: string): Promise<void> => asPostgresAdmin(statement, POSTGRES_ADMIN_URL)
-
 // Everything this run leaves behind is removed here, once, whichever way it ends.
 const live = new Set<ChildProcess>()
-let pgCreated = false
+let pgDatabase: Awaited<ReturnType<typeof createPostgresDatabase>> | undefined
 let cleaning: Promise<void> | undefined
 const cleanUp = async (): Promise<void> => {
   cleaning ??= (async () => {
     for (const child of live) child.kill('SIGKILL')
-    if (pgCreated) {
-      await postgresAdmin(`drop database if exists ${pgName} with (force)`).then(
-        () => process.stdout.write(`dropped database ${pgName}\n`),
-        (error: unknown) => process.stderr.write(`could not drop database ${pgName}: ${String(error)}\n`))
+    if (pgDatabase !== undefined) {
+      const { name } = pgDatabase
+      await pgDatabase.drop().then(
+        () => process.stdout.write(`dropped database ${name}\n`),
+        (error: unknown) => process.stderr.write(`could not drop database ${name}: ${String(error)}\n`))
     }
     const redis = openRedis(REDIS_URL)
     if (await connectRedis(redis)) {
@@ -188,13 +185,13 @@ try {
   process.stdout.write(`load average at start: ${loadBefore.map((n) => n.toFixed(2)).join(' ')}\n`)
 
   const sqlite = await seed('SQLite', sqliteUrl)
-  await postgresAdmin(`create database ${pgName}`)
-  pgCreated = true
+  pgDatabase = await createPostgresDatabase('people_bench', POSTGRES_ADMIN_URL)
+  const pgUrl = pgDatabase.url
   const postgres = await seed('PostgreSQL', pgUrl)
   // Statistics and a checkpoint, so that neither autovacuum nor the WAL of
   // the bulk load lands in the middle of a measurement.
   const settling = performance.now()
-  await postgresAdmin('checkpoint')
+  await asPostgresAdmin('checkpoint', POSTGRES_ADMIN_URL)
   const analyze = new pg.Client({ connectionString: pgUrl })
   await analyze.connect()
   try { await analyze.query('analyze') } finally { await analyze.end() }

@@ -75,6 +75,9 @@ t.test('an operationName that selects nothing is 400', async (t) => {
     t.same(codesOf(body), ['GRAPHQL_VALIDATION_FAILED'])
   }
   t.same((await graphql(api, getGraphQL(document, undefined, 'B'))).body, { data: { people: [] } })
+  const again = await graphql(api, getGraphQL(document, undefined, 'C'))
+  t.equal(again.status, 400, 'a document that passed with B is checked anew with C')
+  t.same(codesOf(again.body), ['GRAPHQL_VALIDATION_FAILED'])
 })
 
 t.test('a mutation over GET is 405 with Allow: POST, and nothing runs', async (t) => {

@@ -6,10 +6,8 @@ import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/
 import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Ports, type Role } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle } from '@people-service/infra'
-import { postgresDatabase, type PostgresTestDatabase } from '@people-service/infra/testing'
+import { postgresDatabase, type PostgresTestDatabase, type Teardown } from '@people-service/infra/testing'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
-
-interface Teardown { teardown(fn: () => unknown): void }
 
 export const TEST_JWT_SECRET = 'a-test-secret-that-is-long-enough-for-hs256!'
 export const PASSWORD = 'correct horse battery staple'

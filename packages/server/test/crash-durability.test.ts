@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { createPostgresDatabase } from '@people-service/infra/testing'
 import { adminHeaders, startServerProcess, type ServerProcess } from './server-process.js'
 
 /*
@@ -110,16 +111,14 @@ t.test('SQLite: SIGKILL under concurrent writes loses nothing acknowledged and l
 })
 
 t.test('PostgreSQL: the same', async (t) => {
-  const adminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-  const name = `people_crash_${randomBytes(5).toString('hex')}`
+  const database = await createPostgresDatabase('people_crash')
+  t.teardown(database.drop)
   const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: adminUrl.replace(/\/[^/]*$/, `/${sql.startsWith('select') ? name : 'postgres'}`) })
+    const client = new pg.Client({ connectionString: database.url })
     await client.connect()
     try { return (await client.query(sql)).rows as Array<{ n: string }> } finally { await client.end() }
   }
-  await run(`create database ${name}`)
-  t.teardown(() => run(`drop database if exists ${name} with (force)`))
-  await crashAndCheck(t, { DATABASE_URL: adminUrl.replace(/\/[^/]*$/, `/${name}`), JWT_SECRET: randomBytes(32).toString('base64url') })
+  await crashAndCheck(t, { DATABASE_URL: database.url, JWT_SECRET: randomBytes(32).toString('base64url') })
   t.equal(Number((await run(ONE_SIDED))[0]?.n), 0, 'no one-sided friendship')
   t.equal(Number((await run(WITHOUT_ADDRESS))[0]?.n), 0, 'no person without their address')
 })

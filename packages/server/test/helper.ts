@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fastPasswordHasher } from '@people-service/domain/testing'
 import { connectRedis, openRedis } from '@people-service/infra'
+import type { Teardown } from '@people-service/infra/testing'
 import { loadConfig, startServer } from '@people-service/server'
 import type { FastifyBaseLogger } from 'fastify'
-
-interface Teardown { teardown(fn: () => unknown): void }
 
 export const ADMIN_PASSWORD = 'the admin password of the tests'
 export const JWT_SECRET = 'a-jwt-secret-for-the-server-tests-only!!'

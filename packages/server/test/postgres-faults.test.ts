@@ -1,29 +1,20 @@
 import t from 'tap'
-import pg from 'pg'
-import { randomBytes } from 'node:crypto'
+import { createPostgresDatabase } from '@people-service/infra/testing'
 import { startServer } from '../src/start-server.js'
 import { loadConfig } from '../src/config.js'
 import { ADMIN_PASSWORD } from './helper.js'
 import { adminHeaders } from './server-process.js'
 import { tcpProxy } from './tcp-proxy.js'
 
-const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const admin = async (statement: string) => {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try { await client.query(statement) } finally { await client.end() }
-}
-
 t.test('PostgreSQL going away: fast 503s, readiness 503, recovery on its own', async (t) => {
-  const name = `people_fault_${randomBytes(5).toString('hex')}`
-  await admin(`create database ${name}`)
-  t.teardown(() => admin(`drop database if exists ${name} with (force)`))
-  const target = new URL(ADMIN_URL)
+  const database = await createPostgresDatabase('people_fault')
+  t.teardown(database.drop)
+  const target = new URL(database.url)
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
   t.teardown(() => proxy.close())
 
   const server = await startServer(loadConfig({
-    PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${name}`, ADMIN_PASSWORD
+    PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${database.name}`, ADMIN_PASSWORD
   }))
   t.teardown(() => server.close())
   const base = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`

@@ -3,12 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { Teardown } from '@people-service/infra/testing'
 import { ADMIN_PASSWORD, login } from './helper.js'
 
 /** The command `npm start` runs once the build is done. */
 export const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
-
-interface Teardown { teardown(fn: () => unknown): void }
 
 /** Logs in as the tests' admin (helper.ts) and returns the headers that carry the token. */
 export const adminHeaders = (url: string): Promise<Record<string, string>> => login(url)

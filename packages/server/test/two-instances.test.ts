@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { createClient } from 'graphql-ws'
-import pg from 'pg'
 import t from 'tap'
 import WebSocket from 'ws'
+import { createPostgresDatabase } from '@people-service/infra/testing'
 import { REDIS_URL, redisPrefix } from './helper.js'
 import { adminHeaders, startServerProcess } from './server-process.js'
 
@@ -10,14 +10,6 @@ import { adminHeaders, startServerProcess } from './server-process.js'
  * Two server processes against one PostgreSQL database and one Redis, as a
  * load balancer would see them: they must behave as one service.
  */
-const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-
-const admin = async (statement: string) => {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try { await client.query(statement) } finally { await client.end() }
-}
-
 const call = async (url: string, headers: Record<string, string>, init: { method?: string, body?: unknown } = {}) => {
   const response = await fetch(url, {
     method: init.method ?? 'GET',
@@ -28,11 +20,10 @@ const call = async (url: string, headers: Record<string, string>, init: { method
 }
 
 t.test('two instances on one PostgreSQL and one Redis behave as one service', async (t) => {
-  const name = `people_two_${randomBytes(5).toString('hex')}`
-  await admin(`create database ${name}`)
-  t.teardown(() => admin(`drop database if exists ${name} with (force)`))
+  const database = await createPostgresDatabase('people_two')
+  t.teardown(database.drop)
   const env = {
-    DATABASE_URL: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
+    DATABASE_URL: database.url,
     REDIS_URL,
     // Its own prefix, whose keys are deleted when the test ends.
     REDIS_KEY_PREFIX: await redisPrefix(t),

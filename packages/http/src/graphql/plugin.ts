@@ -134,24 +134,22 @@ const checkBeforeExecution = (maxCost: number) =>
   }
 
 /**
- * Refuses JSON in place of a GraphQL document (see isJsonEncoded) and, on GET,
- * an operationName that selects no operation: Mercurius would fail on it with
- * a TypeError while looking for mutations. Returns whether the source passed:
- * false when it does not parse (Mercurius reports the syntax error).
+ * On GET, an operationName that selects no operation is refused: Mercurius
+ * would fail on it with a TypeError while looking for mutations. Returns
+ * whether the source passed: false when it does not parse (Mercurius then
+ * reports the syntax error).
  */
-const sourcePasses = (source: string, context: GraphQLContext): boolean => {
-  if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
-  if (context.reply.request.method === 'POST') return true
+const selectsAnOperation = (source: string, operationName: string | undefined): boolean => {
   let document: DocumentNode
   try {
     document = parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
   } catch {
     return false
   }
-  if (getOperationAST(document, context.operationName) === null) {
-    throw requestError(400, context.operationName === undefined
+  if (getOperationAST(document, operationName) === null) {
+    throw requestError(400, operationName === undefined
       ? 'the document has several operations: say which to run with operationName'
-      : `the document has no operation named ${JSON.stringify(context.operationName)}`, 'GRAPHQL_VALIDATION_FAILED')
+      : `the document has no operation named ${JSON.stringify(operationName)}`, 'GRAPHQL_VALIDATION_FAILED')
   }
   return true
 }
@@ -162,15 +160,14 @@ const sourcePasses = (source: string, context: GraphQLContext): boolean => {
 const REMEMBERED_SOURCES = 1000
 const REMEMBERED_SOURCE_LENGTH = 8192
 
+/** Refuses JSON in place of a GraphQL document (see isJsonEncoded), and checks a GET's operationName. */
 const checkSource = () => {
   const passed = new Set<string>()
   return async (_schema: GraphQLSchema, source: string, context: GraphQLContext): Promise<void> => {
-    if (context.reply.request.method === 'POST') {
-      sourcePasses(source, context)
-      return
-    }
-    const key = `${JSON.stringify(context.operationName ?? null)} ${source}`
-    if (passed.has(key) || !sourcePasses(source, context) || source.length > REMEMBERED_SOURCE_LENGTH) return
+    const key = context.reply.request.method === 'POST' ? undefined : `${JSON.stringify(context.operationName ?? null)} ${source}`
+    if (key !== undefined && passed.has(key)) return
+    if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
+    if (key === undefined || !selectsAnOperation(source, context.operationName) || source.length > REMEMBERED_SOURCE_LENGTH) return
     if (passed.size >= REMEMBERED_SOURCES) passed.clear()
     passed.add(key)
   }

@@ -40,19 +40,28 @@ export const asPostgresAdmin = async (statement: string, adminUrl = POSTGRES_ADM
   }
 }
 
+/** A new, empty database on the server of `adminUrl`: its name, its URL, and how to drop it. */
+export const createPostgresDatabase = async (prefix: string, adminUrl = POSTGRES_ADMIN_URL): Promise<{ name: string, url: string, drop(): Promise<void> }> => {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`
+  await asPostgresAdmin(`create database ${name}`, adminUrl)
+  return {
+    name,
+    url: adminUrl.replace(/\/[^/]*$/, `/${name}`),
+    // WITH (FORCE): no connection left behind can keep the database alive.
+    drop: () => asPostgresAdmin(`drop database if exists ${name} with (force)`, adminUrl)
+  }
+}
+
 /**
- * A database of its own, migrated, and dropped when `t` ends: the pool is
- * closed first, then the drop is WITH (FORCE) so that no connection left
- * behind can keep the database alive.
+ * A database of its own, migrated, and dropped when `t` ends, once its pool
+ * is closed.
  */
 export const postgresDatabase = async (t: Teardown): Promise<PostgresTestDatabase> => {
-  const name = `people_test_${randomBytes(6).toString('hex')}`
-  await asPostgresAdmin(`create database ${name}`)
-  const url = POSTGRES_ADMIN_URL.replace(/\/[^/]*$/, `/${name}`)
+  const { url, drop } = await createPostgresDatabase('people_test')
   const handle = createDatabase({ url, poolSize: 5 })
   t.teardown(async () => {
     await handle.close()
-    await asPostgresAdmin(`drop database if exists ${name} with (force)`)
+    await drop()
   })
   await migrateToLatest(handle)
   return {
