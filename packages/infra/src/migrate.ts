@@ -30,3 +30,35 @@ export const migrateTo = async ({ db, dialect }: DatabaseHandle, name: string): 
   if (result.error) throw result.error
   return result
 }
+
+export interface MigrationState {
+  name: string
+  /** When it ran; undefined while pending. */
+  executedAt: Date | undefined
+  /** Whether it can be undone (`down`). */
+  reversible: boolean
+}
+
+/** Every migration this code knows, in order, with whether and when it ran. */
+export const migrationStatus = async ({ db, dialect }: DatabaseHandle): Promise<MigrationState[]> =>
+  (await new Migrator({ db, provider: provider(dialect) }).getMigrations())
+    .map(({ name, executedAt, migration }) => ({ name, executedAt, reversible: migration.down !== undefined }))
+
+export class IrreversibleMigrationError extends Error {
+  constructor (name: string) {
+    super(`the migration ${name} has no down step: restore a backup instead`)
+    this.name = 'IrreversibleMigrationError'
+  }
+}
+
+/**
+ * Undoes the last migration that ran; none ran: nothing happens. A migration
+ * without `down` is refused, since Kysely would forget it without undoing it.
+ */
+export const migrateDown = async (handle: DatabaseHandle): Promise<MigrationResultSet> => {
+  const last = (await migrationStatus(handle)).filter((m) => m.executedAt !== undefined).at(-1)
+  if (last !== undefined && !last.reversible) throw new IrreversibleMigrationError(last.name)
+  const result = await new Migrator({ db: handle.db, provider: provider(handle.dialect) }).migrateDown()
+  if (result.error) throw result.error
+  return result
+}
