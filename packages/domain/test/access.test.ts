@@ -56,7 +56,7 @@ t.test('ensureAdmin creates the first admin once, generating a password when non
   const first = await access.ensureAdmin({ username: 'root' })
   t.equal(first.created?.role, 'admin')
   t.match(first.generatedPassword, /^[\w-]{24}$/)
-  t.same(await access.ensureAdmin({ username: 'root', password: 'another password here' }), {}, 'an existing admin is left alone')
+  t.same(await access.ensureAdmin({ username: 'root', password: 'another password here' }), { existing: true }, 'an existing admin is left alone, and says so')
   t.equal((await access.logIn('root', first.generatedPassword!)).username, 'root')
   const given = await access.ensureAdmin({ username: 'boss', password: 'a given password' })
   t.equal(given.generatedPassword, undefined)

@@ -137,6 +137,9 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     app.log.warn(`created the admin account "${config.adminUsername}" with the generated password ${admin.generatedPassword} (shown only this once)`)
   } else if (admin.created !== undefined) {
     app.log.info({ username: config.adminUsername }, 'created the admin account from ADMIN_USERNAME / ADMIN_PASSWORD')
+  } else if (config.adminPassword !== undefined) {
+    // Someone may have changed the password since: the environment never resets it.
+    app.log.warn({ username: config.adminUsername }, `ADMIN_PASSWORD is set but ignored: the account "${config.adminUsername}" already exists and keeps its password (change it through the API)`)
   }
 
   await app.listen({ host: config.host, port: config.port })

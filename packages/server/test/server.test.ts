@@ -16,6 +16,27 @@ t.test('the first admin: generated password printed once, never again', async (t
   t.ok(await login(second.url, 'admin', password), 'the same password still works')
 })
 
+t.test('a changed ADMIN_PASSWORD is ignored once the account exists, and the start log says so', async (t) => {
+  const DATABASE_URL = tempDatabaseUrl(t)
+  const ignored = (logs: string[]) => logs.filter((line) => line.includes('ADMIN_PASSWORD is set but ignored'))
+  const first = await start(t, { DATABASE_URL })
+  t.same(ignored(first.logs), [], 'the first start creates the account with it')
+  await first.close()
+
+  const changed = 'a new password in the environment'
+  const second = await start(t, { DATABASE_URL, ADMIN_PASSWORD: changed })
+  const lines = ignored(second.logs)
+  t.equal(lines.length, 1)
+  t.match(JSON.parse(lines[0]!), { level: 40, username: 'admin', msg: /the account "admin" already exists and keeps its password/ })
+  t.notOk(second.logs.some((line) => line.includes(changed)), 'the password itself is not logged')
+  t.equal((await call(second.url, 'POST', '/auth/login', {}, { username: 'admin', password: changed })).status, 401)
+  t.ok(await login(second.url, 'admin', ADMIN_PASSWORD), 'the password the account was created with still works')
+  await second.close()
+
+  const third = await start(t, { DATABASE_URL, ADMIN_PASSWORD: '' })
+  t.same(ignored(third.logs), [], 'no ADMIN_PASSWORD: nothing to ignore')
+})
+
 t.test('without JWT_SECRET a development secret is made once and kept in the database', async (t) => {
   const DATABASE_URL = tempDatabaseUrl(t)
   const first = await start(t, { DATABASE_URL, JWT_SECRET: '' })
