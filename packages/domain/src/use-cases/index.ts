@@ -32,8 +32,17 @@ export { createAccount, ensureAdmin, logIn, createApiKey, getApiKeyUsage, listAp
 export { API_KEY_LIST_LIMIT, type ApiKeyUsageReport, type CreateApiKeyOptions, type CreatedApiKey } from './api-keys.js'
 export type { EnsureAdminResult } from './ensure-admin.js'
 
+/**
+ * The ports of people, friendships and messages: all createUseCases needs.
+ * Each use case alone takes fewer (see its factory's parameter).
+ */
+export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'clock' | 'ids' | 'events'>
+
+/** The ports of accounts, logins and API keys: all createAccessUseCases needs. */
+export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'clock' | 'ids'>
+
 /** Every use case bound to one set of ports: what an adapter serves. */
-export const createUseCases = (ports: Ports) => ({
+export const createUseCases = (ports: UseCasePorts) => ({
   listPeople: listPeople(ports),
   getPerson: getPerson(ports),
   getPeopleByIds: getPeopleByIds(ports),
@@ -61,7 +70,7 @@ export interface AccessOptions extends CreateApiKeyOptions {
  * key cache and the usage counts not yet written), so an adapter makes it
  * once and flushes `usageMeter` when it stops.
  */
-export const createAccessUseCases = (ports: Ports, { apiKeyCache, ...options }: AccessOptions = {}) => {
+export const createAccessUseCases = (ports: AccessPorts, { apiKeyCache, ...options }: AccessOptions = {}) => {
   const usageMeter = createUsageMeter(ports)
   return {
     createAccount: createAccount(ports),
