@@ -9,7 +9,7 @@ import { apiKeyOf, build, callerIdOf, clientOf, getGraphQL, graphql, loginAs, po
 /*
  * The role/scope table through GraphQL: every field of the schema that has a
  * row in the policy table, for every role and for API keys of each scope.
- * What each field needs is written here from the contract (API.md: reads
+ * What each field needs is written here from the contract (docs/API.md: reads
  * need people:read, changes to people and friendships people:write, sending
  * a message messages:send), not read from the implementation's table.
  */

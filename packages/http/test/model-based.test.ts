@@ -10,7 +10,7 @@ import { build, callerIdOf, graphql, postGraphQL, type Injector } from './helper
  * Model-based test: random sequences of create / update / delete / befriend /
  * unfriend / message, each sent through REST or GraphQL, valid or not, run
  * against the service and against a plain in-memory model of the public
- * contract (API.md, and the README's rules). Every answer must be the one the
+ * contract (docs/API.md, and the rules of docs/REFERENCE.md). Every answer must be the one the
  * model predicts (status and error code; nothing changes on a refusal), and
  * after every step the people touched, and the list of everyone, look the
  * same through REST and GraphQL as in the model.

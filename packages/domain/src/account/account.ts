@@ -6,7 +6,7 @@ export type Role = typeof ROLES[number]
 export const SCOPES = ['people:read', 'people:write', 'messages:send', 'admin'] as const
 export type Scope = typeof SCOPES[number]
 
-/** What each role may do; the contract's table (API.md, "Identity and authentication"). */
+/** What each role may do; the contract's table (docs/API.md, "Identity and authentication"). */
 export const SCOPES_OF_ROLE: Readonly<Record<Role, readonly Scope[]>> = {
   admin: ['people:read', 'people:write', 'messages:send', 'admin'],
   editor: ['people:read', 'people:write', 'messages:send'],

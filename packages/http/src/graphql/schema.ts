@@ -2,7 +2,7 @@ import type { PersonInput, PersonPatch } from '@people-service/domain'
 
 /**
  * The query endpoint's schema. Type, field and argument names are part of the
- * public contract (API.md, "Query endpoint"); the input types are ours, since
+ * public contract (docs/API.md, "Query endpoint"); the input types are ours, since
  * the contract leaves their shape to the service.
  */
 export const schema = /* GraphQL */ `
