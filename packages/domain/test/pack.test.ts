@@ -10,6 +10,9 @@ const packageDir = fileURLToPath(new URL('..', import.meta.url))
 const repositoryDir = fileURLToPath(new URL('../../..', import.meta.url))
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 
+// Packing, an offline install and two compilations: slow on a busy machine.
+t.setTimeout(300_000)
+
 const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_loglevel: 'error' } })
 const npm = (args: string[], cwd: string): string => run('npm', args, cwd)
