@@ -15,10 +15,10 @@ export const IDEMPOTENCY = {
 } as const
 
 export const idempotencyKeyReused = (): DomainError =>
-  new DomainError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request; use a new key for a new request', 'Idempotency-Key')
+  new DomainError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request; use a new key for a new request')
 
 export const idempotencyKeyInUse = (): DomainError =>
-  new DomainError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this Idempotency-Key is still running; repeat it once that one has answered', 'Idempotency-Key')
+  new DomainError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this Idempotency-Key is still running; repeat it once that one has answered')
 
 /** What an idempotent run answers: its own result, or the first run's stored answer. */
 export type IdempotentOutcome<T> = { replayed: false, result: T } | { replayed: true, response: string }
