@@ -13,7 +13,7 @@ import {
 } from '../schemas/person.schemas.js'
 import type { RouteOptions } from '../types.js'
 
-const Person = Type.Ref(PersonSchema, { description: 'The person', headers: ETAG_HEADER })
+const TaggedPerson = Type.Ref(PersonSchema, { description: 'The person', headers: ETAG_HEADER })
 const CreatedPerson = Type.Ref(PersonSchema, { description: 'The person created', headers: CREATED_HEADERS })
 const NotModified = Type.Null({ description: 'Not Modified: the copy named by If-None-Match is current; no body', headers: ETAG_HEADER })
 
@@ -34,7 +34,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       summary: 'Get one person',
       params: PersonIdParams,
       headers: ConditionalReadHeaders,
-      response: { 200: Person, 304: NotModified, ...errorResponses(404, 401, 403, 429) }
+      response: { 200: TaggedPerson, 304: NotModified, ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const person = await useCases.getPerson(request.params.id)
@@ -55,7 +55,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
         'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422.',
       headers: CreateHeaders,
       body: PersonCreateOrUpdateSchema,
-      response: { 200: Person, 201: CreatedPerson, ...errorResponses(400, 404, 401, 403, 409, 422, 429) }
+      response: { 200: TaggedPerson, 201: CreatedPerson, ...errorResponses(400, 404, 401, 403, 409, 422, 429) }
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
@@ -80,7 +80,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       params: PersonIdParams,
       headers: ConditionalWriteHeaders,
       body: PersonPatchSchema,
-      response: { 200: Person, ...errorResponses(400, 404, 401, 403, 409, 412, 429) }
+      response: { 200: TaggedPerson, ...errorResponses(400, 404, 401, 403, 409, 412, 429) }
     }
   }
   const applyUpdate = async (request: FastifyRequest<{ Params: { id: string }, Body: PersonPatch }>, reply: FastifyReply) =>
