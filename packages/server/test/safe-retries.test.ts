@@ -99,9 +99,9 @@ t.test('SQLite: SIGKILL under keyed creates; after the restart every key names a
   const headers = await adminHeaders(first.url)
   const attempted: string[] = []
   const acknowledged = new Map<string, string>()
-  let stop = false
+  const killed = { yet: false }
   const worker = async (w: number) => {
-    for (let i = 0; !stop; i++) {
+    for (let i = 0; !killed.yet; i++) {
       const key = `crash-${w}-${i}`
       attempted.push(key)
       try {
@@ -120,7 +120,7 @@ t.test('SQLite: SIGKILL under keyed creates; after the restart every key names a
   await new Promise((resolve) => setTimeout(resolve, 500 + Math.random() * 1000))
   first.child.kill('SIGKILL')
   await first.exited
-  stop = true
+  killed.yet = true
   await load
   t.ok(acknowledged.size > 10, `${acknowledged.size} of ${attempted.length} keyed creates acknowledged before the kill`)
 
