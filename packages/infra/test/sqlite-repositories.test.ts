@@ -103,6 +103,7 @@ t.test('people stored before name_lower existed are found once migrated; the mig
   for (const needle of ['élodie', 'É', 'ჯანა', 'ᲯᲐᲜᲐ']) {
     t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['Élodie ᲯᲐᲜᲐ'], needle)
   }
+  t.equal((await people.findById('00000000-0000-7000-8000-000000000001'))?.version, 1, 'people stored before versions start at 1')
 })
 
 t.test('a shared setting is made once and read back by every later caller', async (t) => {
