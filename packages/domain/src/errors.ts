@@ -15,6 +15,10 @@ export type DomainErrorCode =
   | 'FORBIDDEN'
   | 'USERNAME_TAKEN'
   | 'API_KEY_NOT_FOUND'
+  | 'PRECONDITION_FAILED'
+  | 'EDIT_CONFLICT'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_IN_USE'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
@@ -48,3 +52,6 @@ export const forbidden = (message: string): DomainError => new DomainError('FORB
 
 export const apiKeyNotFound = (id: string): DomainError =>
   new DomainError('API_KEY_NOT_FOUND', `no API key with id ${JSON.stringify(id)}`)
+
+export const preconditionFailed = (id: string): DomainError =>
+  new DomainError('PRECONDITION_FAILED', `the person ${JSON.stringify(id)} has changed since the version named; read it again`)

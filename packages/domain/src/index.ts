@@ -17,8 +17,13 @@ export { apiKeyAuthenticator, type ApiKeyAuthenticator, type ApiKeyAuthenticator
 export { localKeyRevocations, type KeyRevocations } from './api-key/key-revocations.js'
 export { createUsageMeter, type UsageMeter } from './api-key/usage-meter.js'
 export * from './caller/caller.js'
+export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
+export type {
+  ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentRequest
+} from './idempotency/idempotency.repository.js'
 export type { Ports } from './ports.js'
 export { systemClock, type Clock } from './shared/clock.js'
 export { isId, uuidv7Generator, type IdGenerator } from './shared/ids.js'
 export type { Page } from './shared/page.js'
+export type { TransactionPorts, UnitOfWork } from './shared/unit-of-work.js'
 export * from './use-cases/index.js'

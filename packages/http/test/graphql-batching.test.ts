@@ -16,7 +16,7 @@ const seeded = async (t: Parameters<typeof sqliteDatabase>[0], count: number) =>
   const people: Person[] = []
   const now = new Date()
   for (let i = 0; i < count; i++) {
-    const person: Person = { id: ids.next(), name: `Person ${i}`, age: 20 + (i % 50), email: null, address: null, createdAt: now, updatedAt: now }
+    const person: Person = { id: ids.next(), name: `Person ${i}`, age: 20 + (i % 50), email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
     await repositories.people.insert(person)
     people.push(person)
   }

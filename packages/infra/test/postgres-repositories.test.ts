@@ -23,6 +23,7 @@ t.test('postgres: people stored before name_lower existed are found once migrate
   for (const needle of ['élodie', 'É', 'ჯანა', 'ᲯᲐᲜᲐ']) {
     t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['Élodie ᲯᲐᲜᲐ'], needle)
   }
+  t.equal((await people.findById('00000000-0000-7000-8000-000000000001'))?.version, 1, 'people stored before versions start at 1')
 })
 
 t.test('postgres: migrating twice is a no-op', async (t) => {

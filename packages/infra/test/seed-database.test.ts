@@ -28,7 +28,7 @@ for (const [store, open] of Object.entries(stores)) {
     const handle = await open(t)
     const repositories = createRepositories(handle)
     const now = new Date()
-    const before = { id: uuidv7Generator().next(), name: 'Grace Before', age: null, email: null, address: null, createdAt: now, updatedAt: now }
+    const before = { id: uuidv7Generator().next(), name: 'Grace Before', age: null, email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
     await repositories.people.insert(before)
     const schema = await schemaOf(handle)
     const reports = new Map<string, [number, number]>()

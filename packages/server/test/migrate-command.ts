@@ -65,7 +65,7 @@ export const checkMigrateCommand = async (t: Test, url: string): Promise<void> =
     t.ok((await migrationStatus(handle)).every((m) => m.executedAt !== undefined && m.reversible))
     const { people } = createRepositories(handle)
     const now = new Date()
-    const person = { id: '0192f6c4-0000-7000-8000-000000000001', name: 'Ada', age: null, email: null, address: null, createdAt: now, updatedAt: now }
+    const person = { id: '0192f6c4-0000-7000-8000-000000000001', name: 'Ada', age: null, email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
     await people.insert(person)
     t.same((await people.list({ limit: 10, nameContains: 'ada' })).map((p) => p.id), [person.id], 'the schema, rebuilt, serves')
   })

@@ -6,13 +6,14 @@ import type { Message } from '../message/message.js'
 import type { Person } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { uuidv7Generator } from '../shared/ids.js'
+import { idempotencyContract } from './idempotency-contract.js'
 
 /**
  * Behaviour every storage adapter must show, whatever the database. Runner
  * agnostic: each case throws (node:assert) on failure, so any test runner can
  * call it with a fresh, empty set of repositories.
  */
-export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>
+export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
 
 export interface ContractCase {
   name: string
@@ -25,7 +26,7 @@ const at = (): Date => new Date(tick += 1000)
 
 const person = (fields: Partial<Person> = {}): Person => {
   const now = at()
-  return { id: ids.next(), name: 'Ada Lovelace', age: 36, email: 'ada@example.org', address: { street: '12 St James\'s Square', city: 'London', country: 'UK' }, createdAt: now, updatedAt: now, ...fields }
+  return { id: ids.next(), name: 'Ada Lovelace', age: 36, email: 'ada@example.org', address: { street: '12 St James\'s Square', city: 'London', country: 'UK' }, createdAt: now, updatedAt: now, version: 1, ...fields }
 }
 
 const message = (personId: string, fields: Partial<Message> = {}): Message =>
@@ -131,10 +132,28 @@ export const repositoryContract: ContractCase[] = [
     async run ({ people }) {
       const p = person()
       await people.insert(p)
-      const changed: Person = { ...p, name: 'Augusta Ada King', address: null, email: null, updatedAt: at() }
-      assert.equal(await people.update(changed), true)
+      const changed: Person = { ...p, name: 'Augusta Ada King', address: null, email: null, updatedAt: at(), version: 2 }
+      assert.equal(await people.update(changed, 1), true)
       assert.deepEqual(await people.findById(p.id), changed)
-      assert.equal(await people.update(person()), false)
+      const absent = person()
+      assert.equal(await people.update({ ...absent, version: 2 }, 1), false)
+      assert.equal(await people.findById(absent.id), undefined)
+    }
+  },
+  {
+    name: 'update and delete hold only at the version expected, so of two writers on one version one wins',
+    async run ({ people }) {
+      const p = person()
+      await people.insert(p)
+      const first: Person = { ...p, name: 'First', updatedAt: at(), version: 2 }
+      const second: Person = { ...p, name: 'Second', updatedAt: at(), version: 2 }
+      const outcomes = await Promise.all([people.update(first, 1), people.update(second, 1)])
+      assert.deepEqual(outcomes.slice().sort(), [false, true], 'exactly one of them')
+      assert.deepEqual(await people.findById(p.id), outcomes[0] ? first : second)
+      assert.equal(await people.delete(p.id, 1), false, 'a stale version deletes nothing')
+      assert.equal((await people.findById(p.id))?.version, 2)
+      assert.equal(await people.delete(p.id, 2), true)
+      assert.equal(await people.findById(p.id), undefined)
     }
   },
   {
@@ -297,5 +316,6 @@ export const repositoryContract: ContractCase[] = [
       assert.deepEqual(await apiKeyUsage.byDay(b!.id), [{ day: '2026-11-22', requests: 1 }])
       assert.deepEqual(await apiKeyUsage.byDay(ids.next()), [])
     }
-  }
+  },
+  ...idempotencyContract
 ]

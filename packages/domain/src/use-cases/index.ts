@@ -1,5 +1,8 @@
 import { apiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from '../api-key/api-key-authenticator.js'
 import { createUsageMeter } from '../api-key/usage-meter.js'
+import type { IdempotentRequest } from '../idempotency/idempotency.repository.js'
+import type { Message } from '../message/message.js'
+import type { Person, PersonInput } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey, type CreateApiKeyOptions } from './api-keys.js'
 import { createAccount } from './create-account.js'
@@ -16,7 +19,8 @@ import { listFriendsOfMany } from './list-friends-of-many.js'
 import { listInbox } from './list-inbox.js'
 import { listInboxOfMany } from './list-inbox-of-many.js'
 import { listPeople } from './list-people.js'
-import { sendMessage } from './send-message.js'
+import { idempotently } from './idempotently.js'
+import { sendMessage, storeMessage, type SendMessageInput } from './send-message.js'
 import { unfriend } from './unfriend.js'
 import { updatePerson } from './update-person.js'
 
@@ -36,13 +40,30 @@ export type { EnsureAdminResult } from './ensure-admin.js'
  * The ports of people, friendships and messages: all createUseCases needs.
  * Each use case alone takes fewer (see its factory's parameter).
  */
-export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'clock' | 'ids' | 'events'>
+export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'clock' | 'ids' | 'events' | 'idempotency' | 'unitOfWork'>
 
 /** The ports of accounts, logins and API keys: all createAccessUseCases needs. */
 export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'clock' | 'ids'>
 
 /** Every use case bound to one set of ports: what an adapter serves. */
-export const createUseCases = (ports: UseCasePorts) => ({
+export const createUseCases = (ports: UseCasePorts) => {
+  const once = idempotently(ports)
+  const publish = ports.events
+  return {
+    ...plainUseCases(ports),
+    /** createPerson once per Idempotency-Key; `record` makes what a repeat is answered with. */
+    createPersonOnce: (request: IdempotentRequest, input: PersonInput, record: (person: Person) => string) =>
+      once(request, (tx) => createPerson({ ...ports, people: tx.people })(input), record),
+    /** sendMessage once per Idempotency-Key: announced once, after the message and its record commit. */
+    sendMessageOnce: async (request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => string) => {
+      const outcome = await once(request, (tx) => storeMessage({ ...ports, messages: tx.messages })(input), record)
+      if (!outcome.replayed) await publish.published(outcome.result)
+      return outcome
+    }
+  }
+}
+
+const plainUseCases = (ports: UseCasePorts) => ({
   listPeople: listPeople(ports),
   getPerson: getPerson(ports),
   getPeopleByIds: getPeopleByIds(ports),

@@ -13,5 +13,10 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   PERSON_NOT_FOUND: 404,
   MESSAGE_NOT_FOUND: 404,
   API_KEY_NOT_FOUND: 404,
+  // Safe retries and concurrent edits: the statuses the IETF drafts and RFC 9110 name.
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  EDIT_CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  IDEMPOTENCY_KEY_REUSED: 422,
   DEPENDENCY_UNAVAILABLE: 503
 }

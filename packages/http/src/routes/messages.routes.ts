@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Message } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
+import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
+import { CreateHeaders, SENT_HEADERS } from '../schemas/headers.schemas.js'
 import { InboxQuery } from '../schemas/list.schemas.js'
 import { MessageSchema, SendMessageSchema } from '../schemas/message.schemas.js'
 import { PersonIdParams } from '../schemas/person.schemas.js'
@@ -9,6 +12,9 @@ import type { RouteOptions } from '../types.js'
 import { linkNext } from './links.js'
 
 const MessageRef = Type.Ref(MessageSchema)
+const SentMessage = Type.Ref(MessageSchema, { description: 'The message sent', headers: SENT_HEADERS })
+
+const locationOf = (message: Message): string => `/message/${message.id}`
 
 export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.post('/message', {
@@ -16,12 +22,23 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
     schema: {
       tags: ['messages'],
       summary: 'Send a message to a person',
+      description: 'With an Idempotency-Key a repeat gets the first answer again and sends nothing. ' +
+        'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422.',
+      headers: CreateHeaders,
       body: SendMessageSchema,
-      response: { 201: MessageRef, ...errorResponses(400, 404, 401, 403, 429) }
+      response: { 201: SentMessage, ...errorResponses(400, 404, 401, 403, 409, 422, 429) }
     }
   }, async (request, reply) => {
-    const message = await useCases.sendMessage({ ...request.body, senderId: callerOf(request).id })
-    return reply.code(201).header('location', `/message/${message.id}`).send(message)
+    const input = { ...request.body, senderId: callerOf(request).id }
+    const key = request.headers['idempotency-key']
+    if (key === undefined) {
+      const message = await useCases.sendMessage(input)
+      return reply.code(201).header('location', locationOf(message)).send(message)
+    }
+    const outcome = await useCases.sendMessageOnce(idempotentRequestOf(request, key), input,
+      (message) => storedResponse(201, { location: locationOf(message) }, message))
+    if (outcome.replayed) return replay(reply, outcome.response)
+    return reply.code(201).header('location', locationOf(outcome.result)).send(outcome.result)
   })
 
   app.get('/message/:id', {

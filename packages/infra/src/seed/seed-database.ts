@@ -80,7 +80,7 @@ export const seedDatabase = async (handle: DatabaseHandle, options: SeedOptions)
     for (let i = 0; i < n; i++) {
       const id = ids.next()
       personIds[i] = id
-      yield toPersonRow({ id, ...syntheticPerson(random, i), createdAt: now, updatedAt: now })
+      yield toPersonRow({ id, ...syntheticPerson(random, i), createdAt: now, updatedAt: now, version: 1 })
     }
   })(), reporter('people', n))
 

@@ -20,6 +20,7 @@ export interface PostgresTestDatabase extends DatabaseHandle {
 // Typed against Database, so a table added there fails to compile until it
 // is listed here too, and a reset can never leave one of them behind.
 const dataTables: Record<keyof Database, true> = {
+  idempotency_key: true,
   api_key_usage: true,
   api_key: true,
   account: true,
