@@ -1,8 +1,10 @@
 import t from 'tap'
 import { connectRedis, openRedis } from '@people-service/infra'
-import { call, login, REDIS_URL, redisPrefix, start, tempDatabaseUrl } from './helper.js'
+import { skipWithoutRedis, testRedisUrl } from '@people-service/infra/testing'
+import { call, login, redisPrefix, start, tempDatabaseUrl } from './helper.js'
 
-t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', async (t) => {
+t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
   const prefix = await redisPrefix(t)
   const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '3' }
   const one = await start(t, env)
@@ -28,7 +30,8 @@ t.test('with REDIS_URL, two instances share one budget per caller, under the dep
   t.ok(keys.length > 0 && keys.every((key) => key.startsWith(prefix)), `counters live under the prefix: ${keys.join(', ')}`)
 })
 
-t.test('with REDIS_URL, a revocation on one instance holds on the next request to every other', async (t) => {
+t.test('with REDIS_URL, a revocation on one instance holds on the next request to every other', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
   const prefix = await redisPrefix(t)
   // A cache TTL of an hour: only the shared revocation version can explain a refusal.
   const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, API_KEY_CACHE_TTL_MS: '3600000' }
@@ -79,13 +82,15 @@ t.test('Redis unreachable: requests are served without limits, a warning is logg
   t.ok(Date.now() - started < 2000, 'without waiting on Redis')
 })
 
-t.test('Redis going away and coming back: served meanwhile, shared limits again once it returns', async (t) => {
+t.test('Redis going away and coming back: served meanwhile, shared limits again once it returns', { skip: skipWithoutRedis }, async (t) => {
   const { tcpProxy } = await import('./tcp-proxy.js')
-  const target = new URL(REDIS_URL)
+  const target = new URL(await testRedisUrl())
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 6379) })
   t.teardown(() => proxy.close())
+  const viaProxy = new URL(target)
+  viaProxy.host = `127.0.0.1:${proxy.port}`
   const server = await start(t, {
-    DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_KEY_PREFIX: await redisPrefix(t), RATE_LIMIT_MAX: '1000'
+    DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: viaProxy.href, REDIS_KEY_PREFIX: await redisPrefix(t), RATE_LIMIT_MAX: '1000'
   })
   const admin = await login(server.url)
   const before = await call(server.url, 'GET', '/people', admin)

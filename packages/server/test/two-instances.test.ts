@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { createClient } from 'graphql-ws'
 import t from 'tap'
 import WebSocket from 'ws'
-import { createPostgresDatabase } from '@people-service/infra/testing'
-import { REDIS_URL, redisPrefix } from './helper.js'
+import { createPostgresDatabase, skipWithoutRedis, testRedisUrl } from '@people-service/infra/testing'
+import { redisPrefix } from './helper.js'
 import { adminHeaders, startServerProcess } from './server-process.js'
 
 /*
@@ -19,12 +19,12 @@ const call = async (url: string, headers: Record<string, string>, init: { method
   return { status: response.status, headers: response.headers, body: await response.json() as Record<string, unknown> }
 }
 
-t.test('two instances on one PostgreSQL and one Redis behave as one service', async (t) => {
+t.test('two instances on one PostgreSQL and one Redis behave as one service', { skip: skipWithoutRedis }, async (t) => {
   const database = await createPostgresDatabase('people_two')
   t.teardown(database.drop)
   const env = {
     DATABASE_URL: database.url,
-    REDIS_URL,
+    REDIS_URL: await testRedisUrl(),
     // Its own prefix, whose keys are deleted when the test ends.
     REDIS_KEY_PREFIX: await redisPrefix(t),
     JWT_SECRET: randomBytes(32).toString('base64url'),
