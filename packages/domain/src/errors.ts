@@ -15,6 +15,8 @@ export type DomainErrorCode =
   | 'FORBIDDEN'
   | 'USERNAME_TAKEN'
   | 'API_KEY_NOT_FOUND'
+  | 'ACCOUNT_NOT_FOUND'
+  | 'LAST_ADMIN'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
@@ -48,3 +50,13 @@ export const forbidden = (message: string): DomainError => new DomainError('FORB
 
 export const apiKeyNotFound = (id: string): DomainError =>
   new DomainError('API_KEY_NOT_FOUND', `no API key with id ${JSON.stringify(id)}`)
+
+export const accountNotFound = (id: string): DomainError =>
+  new DomainError('ACCOUNT_NOT_FOUND', `no account with id ${JSON.stringify(id)}`)
+
+export const lastAdmin = (): DomainError =>
+  new DomainError('LAST_ADMIN', 'the last enabled admin cannot be deleted, disabled or given another role')
+
+/** Unknown username and wrong password alike, so a response never tells which usernames exist. */
+export const invalidCredentials = (message = 'wrong username or password'): DomainError =>
+  new DomainError('INVALID_CREDENTIALS', message)

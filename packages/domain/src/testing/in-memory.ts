@@ -142,13 +142,15 @@ export const inMemoryMessageEvents = (): InMemoryMessageEvents => {
 
 export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { events: MessageEvents } => {
   const store: Store = { people: new Map(), friends: new Map(), messages: new Map() }
+  const apiKeys = inMemoryApiKeyRepository()
+  const apiKeyUsage = inMemoryApiKeyUsageRepository()
   return {
     people: peopleRepository(store),
     friendships: friendshipRepository(store),
     messages: messageRepository(store),
-    accounts: inMemoryAccountRepository(),
-    apiKeys: inMemoryApiKeyRepository(),
-    apiKeyUsage: inMemoryApiKeyUsageRepository(),
+    accounts: inMemoryAccountRepository((accountId) => apiKeyUsage.remove(apiKeys.removeOwnedBy(accountId))),
+    apiKeys,
+    apiKeyUsage,
     passwords: scryptPasswordHasher(),
     revocations: localKeyRevocations(),
     clock: systemClock,
