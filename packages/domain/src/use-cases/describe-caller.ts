@@ -6,7 +6,7 @@ import type { Ports } from '../ports.js'
 
 export interface CallerDescription extends AccountView {
   /** What this credential may do now: a key's scopes within its account's. */
-  scopes: readonly Scope[]
+  scopes: Scope[]
 }
 
 /** The account a caller acts for (a key: its owner), with the caller's own scopes. */
@@ -14,5 +14,5 @@ export const describeCaller = ({ accounts }: Pick<Ports, 'accounts'>) =>
   async (caller: Caller): Promise<CallerDescription> => {
     const account = await accounts.findById(caller.accountId)
     if (account === undefined) throw accountNotFound(caller.accountId)
-    return { ...toAccountView(account), scopes: caller.scopes }
+    return { ...toAccountView(account), scopes: [...caller.scopes] }
   }

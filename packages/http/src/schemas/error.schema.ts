@@ -13,5 +13,5 @@ export type ErrorBody = Static<typeof ErrorSchema>
 const ref = Type.Ref(ErrorSchema)
 
 /** The response schemas of the error statuses a route can answer with. */
-export const errorResponses = (...statuses: Array<400 | 401 | 403 | 404 | 429 | 503>) =>
+export const errorResponses = (...statuses: Array<400 | 401 | 403 | 404 | 409 | 429 | 503>) =>
   Object.fromEntries([...statuses, 500].map((status) => [status, ref])) as Record<number, typeof ref>
