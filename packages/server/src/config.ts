@@ -166,7 +166,9 @@ export const loadConfig = (env: Env = process.env): Config => {
     loginRateLimitWindowMs,
     redisUrl,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'people-service:',
-    apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    // With Redis a revocation reaches every instance at once; without it
+    // (instances sharing one database), within this: the contract's 5 s.
+    apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 5_000, 0, 3_600_000),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000),
     metricsToken: secret(env, 'METRICS_TOKEN')
   }

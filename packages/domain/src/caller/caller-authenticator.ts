@@ -60,7 +60,7 @@ interface KeyEntry {
  */
 export const callerAuthenticator = (
   { accounts, apiKeys, revocations, clock }: Pick<Ports, 'accounts' | 'apiKeys' | 'revocations' | 'clock'>,
-  { ttlMs = 30_000, maxEntries = 10_000, onRevocationsUnavailable = () => {} }: CallerAuthenticatorOptions = {}
+  { ttlMs = 5_000, maxEntries = 10_000, onRevocationsUnavailable = () => {} }: CallerAuthenticatorOptions = {}
 ) => {
   const keys = boundedCache<KeyEntry | undefined>(maxEntries)
   const owners = boundedCache<Account | undefined>(maxEntries)
