@@ -1,6 +1,7 @@
 import t from 'tap'
+import { createRepositories } from '@people-service/infra'
 import type { FastifyInstance } from 'fastify'
-import { ADA, apiKeyOf, build, getGraphQL, PASSWORD, type Headers } from './helper.js'
+import { ADA, apiKeyOf, build, getGraphQL, PASSWORD, portsOver, sqliteDatabase, type Headers } from './helper.js'
 
 const NEW_PASSWORD = 'a brand new passphrase'
 
@@ -279,4 +280,18 @@ t.test('GET /metrics: admins, or the METRICS_TOKEN bearer; nobody else', async (
 
   const { app: unset } = await build(t)
   t.equal((await unset.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer ' } })).statusCode, 401, 'no token configured: no token opens it')
+})
+
+t.test('in steady state a credential costs no database statement: GET /person/<id> reads only the person', async (t) => {
+  const database = await sqliteDatabase(t)
+  const { app, admin } = await build(t, { ports: portsOver(createRepositories(database)) })
+  const person = (await app.inject({ method: 'POST', url: '/person', headers: admin, payload: ADA })).json<{ id: string }>()
+  const key = { 'x-api-key': (await apiKeyOf(app, admin))['x-api-key'] }
+  for (const headers of [admin, key]) t.equal(await status(app, headers, `/person/${person.id}`), 200, 'warm')
+  database.statements.length = 0
+  for (let i = 0; i < 10; i++) {
+    for (const headers of [admin, key]) t.equal(await status(app, headers, `/person/${person.id}`), 200)
+  }
+  t.equal(database.statements.length, 20, 'one statement per request')
+  t.ok(database.statements.every((statement) => statement.includes('"person"')), 'the person\'s, never an account\'s or a key\'s')
 })
