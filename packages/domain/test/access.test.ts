@@ -36,7 +36,7 @@ t.test('scrypt hashes are salted, self-describing and verify only their password
 t.test('accounts: validated, unique by name, never returned with their hash', async (t) => {
   const { access } = setup()
   const ada = await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'editor' })
-  t.same(Object.keys(ada).sort(), ['createdAt', 'id', 'role', 'username'])
+  t.same(Object.keys(ada).sort(), ['createdAt', 'disabled', 'id', 'role', 'username'])
   await t.rejects(access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'viewer' }), { code: 'USERNAME_TAKEN' })
   const bad: Array<[Record<string, unknown>, string]> = [
     [{ username: '', password: 'correct horse battery', role: 'viewer' }, 'username'],
@@ -145,7 +145,7 @@ t.test('without a readable revocation version nothing is cached, so revocations 
   const failing: KeyRevocations = { version: async () => { throw new Error('redis down') }, revoked: async () => {} }
   const warnings: unknown[] = []
   const { ports, callerWithRole, access: writer } = setup({ revocations: failing })
-  const reader = createAccessUseCases(ports, { apiKeyCache: { onRevocationsUnavailable: (e) => warnings.push(e) } })
+  const reader = createAccessUseCases(ports, { credentialCache: { onRevocationsUnavailable: (e) => warnings.push(e) } })
   const viewer = await callerWithRole('viewer')
   const created = await writer.createApiKey(viewer, { name: 'v' })
   t.ok(await reader.authenticateApiKey(created.key))

@@ -26,6 +26,8 @@ const seeded = async (t: Parameters<typeof sqliteDatabase>[0], count: number) =>
     await repositories.messages.insert({ id: ids.next(), personId: people[i]!.id, text: `hello ${i}`, senderId: 'seed', sentAt: now })
   }
   const { api } = await build(t, { ports: portsOver(repositories) })
+  // The caller's account is read once, then served from the credential cache.
+  await api.inject('/users/me')
   database.statements.length = 0
   return { app: api, statements: database.statements }
 }

@@ -44,6 +44,9 @@ export interface AccountTable {
   username: string
   role: string
   password_hash: string
+  /** 0 or 1 on both databases. */
+  disabled: number
+  token_version: number
   created_at: Timestamp
 }
 

@@ -4,6 +4,7 @@ import { initialSchema } from './migrations/2026-11-21-initial-schema.js'
 import { accountsAndApiKeys } from './migrations/2026-11-22-accounts-and-api-keys.js'
 import { personNameLower } from './migrations/2026-11-23-person-name-lower.js'
 import { personIdName } from './migrations/2026-11-24-person-id-name.js'
+import { accountLifecycle } from './migrations/2026-11-25-account-lifecycle.js'
 import { personVersionAndIdempotency } from './migrations/2026-11-26-person-version-and-idempotency.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
@@ -12,6 +13,7 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '2026-11-22-accounts-and-api-keys': accountsAndApiKeys(dialect),
   '2026-11-23-person-name-lower': personNameLower(dialect),
   '2026-11-24-person-id-name': personIdName(dialect),
+  '2026-11-25-account-lifecycle': accountLifecycle(dialect),
   '2026-11-26-person-version-and-idempotency': personVersionAndIdempotency(dialect)
 })
 

@@ -16,7 +16,7 @@ export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositorie
   people: kyselyPersonRepository(db, dialect),
   friendships: kyselyFriendshipRepository(db, dialect),
   messages: kyselyMessageRepository(db),
-  accounts: kyselyAccountRepository(db),
+  accounts: kyselyAccountRepository(db, dialect),
   apiKeys: kyselyApiKeyRepository(db),
   apiKeyUsage: kyselyApiKeyUsageRepository(db),
   idempotency: kyselyIdempotencyRepository(db),

@@ -44,6 +44,9 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
     inbox: "select * from message where person_id = 'x' order by sent_at desc, id desc limit 20",
     'message by id': "select * from message where id = 'x'",
     'account by username': "select * from account where username = 'x'",
+    'accounts page': "select * from account where username > 'x' order by username limit 10",
+    'keys of a deleted account': "delete from api_key where owner_id = 'x'",
+    'usage of a deleted account': "delete from api_key_usage where key_id in (select id from api_key where owner_id = 'x')",
     'api key by lookup id': "select * from api_key where lookup_id = 'x'",
     'keys of one owner': "select * from api_key where owner_id = 'x' and revoked_at is null order by created_at, id limit 10",
     'keys of everyone': 'select * from api_key where revoked_at is null order by created_at, id limit 10',
@@ -104,6 +107,16 @@ t.test('people stored before name_lower existed are found once migrated; the mig
     t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['Élodie ᲯᲐᲜᲐ'], needle)
   }
   t.equal((await people.findById('00000000-0000-7000-8000-000000000001'))?.version, 1, 'people stored before versions start at 1')
+})
+
+t.test('accounts made before accounts could be disabled are enabled, at token version 0; the migration goes down and up', async (t) => {
+  const handle = await sqliteFile(t)
+  await migrateTo(handle, '2026-11-24-person-id-name')
+  await sql`insert into account (id, username, role, password_hash, created_at)
+    values ('00000000-0000-7000-8000-000000000001', 'ada', 'admin', 'hash', '2026-11-24T10:00:00.000Z')`.execute(handle.db)
+  await migrateToLatest(handle)
+  const { accounts } = createRepositories(handle)
+  t.match(await accounts.findByUsername('ada'), { role: 'admin', disabled: false, tokenVersion: 0 })
 })
 
 t.test('a shared setting is made once and read back by every later caller', async (t) => {

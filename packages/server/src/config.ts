@@ -44,6 +44,8 @@ export interface Config {
   redisKeyPrefix: string
   apiKeyCacheTtlMs: number
   usageFlushIntervalMs: number
+  /** A bearer token that may read GET /metrics without an admin account (METRICS_TOKEN); unset: admins only. */
+  metricsToken: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -104,7 +106,8 @@ const trustedProxies = (raw: string | undefined): false | string[] => {
 }
 
 // 32 characters of a random base64 string carry ~190 bits: far beyond what
-// an offline guess at an HMAC key could reach. Shorter ones are refused.
+// an offline guess at an HMAC key (or online guessing of the metrics token)
+// could reach. Shorter ones are refused.
 const JWT_SECRET_MIN_LENGTH = 32
 
 const secret = (env: Env, name: string): string | undefined => {
@@ -163,7 +166,10 @@ export const loadConfig = (env: Env = process.env): Config => {
     loginRateLimitWindowMs,
     redisUrl,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'people-service:',
-    apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
-    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000)
+    // With Redis a revocation reaches every instance at once; without it
+    // (instances sharing one database), within this: the contract's 5 s.
+    apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000),
+    metricsToken: secret(env, 'METRICS_TOKEN')
   }
 }

@@ -92,7 +92,8 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
         ...(redis === undefined ? {} : { redis, redisPrefix: config.redisKeyPrefix })
       },
       apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
-      usageFlushIntervalMs: config.usageFlushIntervalMs
+      usageFlushIntervalMs: config.usageFlushIntervalMs,
+      ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken })
     },
     messageBus,
     production: config.production,

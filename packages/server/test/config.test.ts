@@ -45,8 +45,17 @@ t.test('defaults follow the contract', async (t) => {
     loginRateLimitMax: 10,
     redisUrl: undefined,
     redisKeyPrefix: 'people-service:',
-    accessTokenTtlSeconds: 900
+    accessTokenTtlSeconds: 900,
+    apiKeyCacheTtlMs: 5000,
+    metricsToken: undefined
   })
+})
+
+t.test('METRICS_TOKEN: unset by default (admins only), refused when short enough to guess', async (t) => {
+  t.equal(loadConfig({}).metricsToken, undefined)
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'scrape-me' }), new ConfigError('METRICS_TOKEN', 'must be at least 32 characters (e.g. openssl rand -base64 48)'))
+  const token = 'a-scraper-token-of-enough-length-for-use'
+  t.equal(loadConfig({ METRICS_TOKEN: token }).metricsToken, token)
 })
 
 t.test('production refuses to start without JWT_SECRET; short secrets are refused everywhere', async (t) => {

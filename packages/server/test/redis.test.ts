@@ -45,6 +45,64 @@ t.test('with REDIS_URL, a revocation on one instance holds on the next request t
   t.equal(next.status, 401, 'refused by the other instance on the very next request')
 })
 
+/** Polls until `accepted` turns false; how long that took, or undefined if it never did within `limitMs`. */
+const refusedWithin = async (limitMs: number, accepted: () => Promise<boolean>): Promise<number | undefined> => {
+  const started = Date.now()
+  while (Date.now() - started <= limitMs) {
+    if (!await accepted()) return Date.now() - started
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return undefined
+}
+
+t.test('with REDIS_URL, an account change through one instance ends its credentials on the other within 5 s', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
+  const prefix = await redisPrefix(t)
+  // A cache TTL of an hour: only the shared revocation version can explain a refusal.
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, API_KEY_CACHE_TTL_MS: '3600000' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const password = 'eddie has a long password'
+  const eddie = (await call(one.url, 'POST', '/users', admin, { username: 'eddie', password, role: 'editor' })).json()
+  const token = await login(two.url, 'eddie', password)
+  const key = { 'x-api-key': (await call(one.url, 'POST', '/api-keys', token, { name: 'k', scopes: ['people:read', 'people:write'] })).json().key }
+  const works = async (headers: Record<string, string>) => (await call(two.url, 'GET', '/people', headers)).status === 200
+  t.ok(await works(token) && await works(key), 'both work on instance two (and are cached there)')
+
+  t.equal((await call(one.url, 'PATCH', `/users/${eddie.id}`, admin, { role: 'viewer' })).status, 200)
+  const tokenGone = await refusedWithin(5000, () => works(token))
+  t.ok(tokenGone !== undefined, `the token is refused on the other instance within 5 s (${tokenGone} ms)`)
+  t.equal((await call(two.url, 'POST', '/person', key, { name: 'Ada' })).status, 403, 'the key lost people:write with its account')
+
+  t.equal((await call(one.url, 'PATCH', `/users/${eddie.id}`, admin, { disabled: true })).status, 200)
+  const keyGone = await refusedWithin(5000, () => works(key))
+  t.ok(keyGone !== undefined, `the key of the disabled account is refused on the other instance within 5 s (${keyGone} ms)`)
+})
+
+t.test('with REDIS_URL, one account\'s keys share its budget across instances', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
+  const prefix = await redisPrefix(t)
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '5' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const password = 'eddie has a long password'
+  t.equal((await call(one.url, 'POST', '/users', admin, { username: 'eddie', password, role: 'editor' })).status, 201)
+  const eddie = await login(one.url, 'eddie', password)
+  // Two of the account's five go on making the keys.
+  const keys = []
+  for (const base of [one.url, two.url]) keys.push({ 'x-api-key': (await call(base, 'POST', '/api-keys', eddie, { name: 'k' })).json().key })
+  const seen = []
+  for (const [base, key] of [[one.url, keys[0]], [two.url, keys[1]], [two.url, keys[0]], [one.url, keys[1]]] as const) {
+    const response = await call(base, 'GET', '/people', key!)
+    seen.push(`${response.status}:${response.headers.get('ratelimit-limit')}:${response.headers.get('ratelimit-remaining')}`)
+  }
+  t.same(seen, ['200:5:2', '200:5:1', '200:5:0', '429:5:0'], 'the account\'s budget is spent through both keys on both instances')
+  t.equal((await call(two.url, 'GET', '/people', eddie)).status, 429, 'and the account\'s own token finds it spent')
+  t.equal((await call(two.url, 'GET', '/people', admin)).status, 200, 'another account is unaffected')
+})
+
 t.test('without Redis, other instances honour a revocation within API_KEY_CACHE_TTL_MS', async (t) => {
   const env = { DATABASE_URL: tempDatabaseUrl(t), API_KEY_CACHE_TTL_MS: '500' }
   const one = await start(t, env)

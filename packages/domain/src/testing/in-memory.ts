@@ -184,15 +184,17 @@ const inMemoryUnitOfWork = (store: Store): UnitOfWork => {
 
 export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { events: MessageEvents } => {
   const store = emptyStore()
+  const apiKeys = inMemoryApiKeyRepository()
+  const apiKeyUsage = inMemoryApiKeyUsageRepository()
   return {
     people: peopleRepository(store),
     friendships: friendshipRepository(store),
     messages: messageRepository(store),
     idempotency: inMemoryIdempotencyRepository(store.idempotency),
     unitOfWork: inMemoryUnitOfWork(store),
-    accounts: inMemoryAccountRepository(),
-    apiKeys: inMemoryApiKeyRepository(),
-    apiKeyUsage: inMemoryApiKeyUsageRepository(),
+    accounts: inMemoryAccountRepository((accountId) => apiKeyUsage.remove(apiKeys.removeOwnedBy(accountId))),
+    apiKeys,
+    apiKeyUsage,
     passwords: scryptPasswordHasher(),
     revocations: localKeyRevocations(),
     clock: systemClock,

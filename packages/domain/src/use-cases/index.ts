@@ -1,11 +1,16 @@
-import { apiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from '../api-key/api-key-authenticator.js'
+import { callerAuthenticator, type CallerAuthenticatorOptions } from '../caller/caller-authenticator.js'
 import { createUsageMeter } from '../api-key/usage-meter.js'
 import type { IdempotentRequest } from '../idempotency/idempotency.repository.js'
 import type { Message } from '../message/message.js'
 import type { Person, PersonInput } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey, type CreateApiKeyOptions } from './api-keys.js'
+import { changePassword } from './change-password.js'
 import { createAccount } from './create-account.js'
+import { deleteAccount } from './delete-account.js'
+import { describeCaller } from './describe-caller.js'
+import { listAccounts } from './list-accounts.js'
+import { updateAccount } from './update-account.js'
 import { ensureAdmin } from './ensure-admin.js'
 import { logIn } from './log-in.js'
 import { befriend } from './befriend.js'
@@ -33,6 +38,10 @@ export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
 export { LIST_LIMITS } from './limits.js'
 export { createAccount, ensureAdmin, logIn, createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey }
+export { changePassword, deleteAccount, describeCaller, listAccounts, updateAccount }
+export type { ChangePasswordInput } from './change-password.js'
+export type { CallerDescription } from './describe-caller.js'
+export type { ListAccountsInput } from './list-accounts.js'
 export { API_KEY_LIST_LIMIT, type ApiKeyUsageReport, type CreateApiKeyOptions, type CreatedApiKey } from './api-keys.js'
 export type { EnsureAdminResult } from './ensure-admin.js'
 
@@ -83,25 +92,32 @@ const plainUseCases = (ports: UseCasePorts) => ({
 export type UseCases = ReturnType<typeof createUseCases>
 
 export interface AccessOptions extends CreateApiKeyOptions {
-  apiKeyCache?: ApiKeyAuthenticatorOptions
+  credentialCache?: CallerAuthenticatorOptions
 }
 
 /**
- * Accounts, logins and API keys bound to one set of ports. Holds state (the
+ * Accounts, logins, API keys and credential checks bound to one set of ports. Holds state (the
  * key cache and the usage counts not yet written), so an adapter makes it
  * once and flushes `usageMeter` when it stops.
  */
-export const createAccessUseCases = (ports: AccessPorts, { apiKeyCache, ...options }: AccessOptions = {}) => {
+export const createAccessUseCases = (ports: AccessPorts, { credentialCache, ...options }: AccessOptions = {}) => {
   const usageMeter = createUsageMeter(ports)
+  const authenticator = callerAuthenticator(ports, credentialCache)
   return {
     createAccount: createAccount(ports),
+    listAccounts: listAccounts(ports),
+    updateAccount: updateAccount(ports),
+    deleteAccount: deleteAccount(ports),
+    changePassword: changePassword(ports),
+    describeCaller: describeCaller(ports),
     ensureAdmin: ensureAdmin(ports),
     logIn: logIn(ports),
     createApiKey: createApiKey(ports, options),
     listApiKeys: listApiKeys(ports),
     revokeApiKey: revokeApiKey(ports),
     getApiKeyUsage: getApiKeyUsage(ports, usageMeter),
-    authenticateApiKey: apiKeyAuthenticator(ports, apiKeyCache),
+    authenticateApiKey: authenticator.apiKey,
+    authenticateToken: authenticator.accessToken,
     usageMeter
   }
 }

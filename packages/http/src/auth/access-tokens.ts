@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import fastifyJwt from '@fastify/jwt'
-import { accountCaller, type Account, type Caller, isRole, unauthenticated } from '@people-service/domain'
+import { type Account, type TokenSubject, unauthenticated } from '@people-service/domain'
 import type { FastifyInstance } from 'fastify'
 
 export interface TokenSettings {
@@ -27,9 +27,14 @@ export const kidOf = (secret: string): string =>
   createHash('sha256').update(`people-service/jwt-kid/${secret}`).digest('base64url').slice(0, 16)
 
 export interface AccessTokens {
-  issue(account: Pick<Account, 'id' | 'role'>): string
-  /** The caller a token names; throws UNAUTHENTICATED for anything but a valid, current token. */
-  verify(token: string): Caller
+  /** A token for the account as it is now: its token version goes in, so a later change ends it. */
+  issue(account: Pick<Account, 'id' | 'tokenVersion'>): string
+  /**
+   * The account and token version a token names; throws UNAUTHENTICATED for
+   * anything but a well-signed, unexpired token. Whether that version is
+   * still the account's is for the authenticator to check.
+   */
+  verify(token: string): TokenSubject
   readonly ttlSeconds: number
 }
 
@@ -37,7 +42,8 @@ const invalidToken = () => unauthenticated('the access token is invalid or expir
 
 interface Claims {
   sub?: unknown
-  role?: unknown
+  /** The account's token version at issue. */
+  tv?: unknown
 }
 
 /**
@@ -71,7 +77,7 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
 
   return {
     ttlSeconds,
-    issue: (account) => app.jwt.sign({ sub: account.id, role: account.role }),
+    issue: (account) => app.jwt.sign({ sub: account.id, tv: account.tokenVersion }),
     verify (token) {
       let claims: Claims
       try {
@@ -79,8 +85,8 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
       } catch {
         throw invalidToken()
       }
-      if (typeof claims.sub !== 'string' || claims.sub === '' || !isRole(claims.role)) throw invalidToken()
-      return accountCaller({ id: claims.sub, role: claims.role })
+      if (typeof claims.sub !== 'string' || claims.sub === '' || !Number.isSafeInteger(claims.tv)) throw invalidToken()
+      return { accountId: claims.sub, tokenVersion: claims.tv as number }
     }
   }
 }

@@ -5,8 +5,6 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   VALIDATION_FAILED: 400,
   INVALID_CURSOR: 400,
   SELF_FRIENDSHIP: 400,
-  // The contract folds every other client error into 400, conflicts included.
-  USERNAME_TAKEN: 400,
   UNAUTHENTICATED: 401,
   INVALID_CREDENTIALS: 401,
   FORBIDDEN: 403,
@@ -18,5 +16,8 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   EDIT_CONFLICT: 409,
   PRECONDITION_FAILED: 412,
   IDEMPOTENCY_KEY_REUSED: 422,
+  ACCOUNT_NOT_FOUND: 404,
+  USERNAME_TAKEN: 409,
+  LAST_ADMIN: 409,
   DEPENDENCY_UNAVAILABLE: 503
 }
