@@ -30,6 +30,12 @@ export interface AccessTokens {
   issue(account: Pick<Account, 'id' | 'role'>): string
   /** The caller a token names; throws UNAUTHENTICATED for anything but a valid, current token. */
   verify(token: string): Caller
+  /**
+   * When a token expires (ms since the epoch), read without verifying it:
+   * for scheduling the next check of a token already verified, never for
+   * trusting one. Undefined when it cannot be read.
+   */
+  expiryOf(token: string): number | undefined
   readonly ttlSeconds: number
 }
 
@@ -72,6 +78,14 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
   return {
     ttlSeconds,
     issue: (account) => app.jwt.sign({ sub: account.id, role: account.role }),
+    expiryOf (token) {
+      try {
+        const exp = app.jwt.decode<{ payload?: { exp?: unknown } }>(token)?.payload?.exp
+        return typeof exp === 'number' ? exp * 1000 : undefined
+      } catch {
+        return undefined
+      }
+    },
     verify (token) {
       let claims: Claims
       try {
