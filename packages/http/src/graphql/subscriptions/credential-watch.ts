@@ -56,7 +56,8 @@ export const watchCredentials = ({ sessions, revocations, authenticate, interval
     }
   }
 
-  const timer = setInterval(() => { void tick() }, intervalMs)
+  // tick() reports its own failures; a rejection here would be a bug's.
+  const timer = setInterval(() => { tick().catch((error: unknown) => log.error({ err: error }, 'the WebSocket credential check failed')) }, intervalMs)
   timer.unref()
   return { stop: () => clearInterval(timer) }
 }
