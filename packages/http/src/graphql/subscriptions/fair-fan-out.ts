@@ -34,7 +34,8 @@ export const fairFanOut = (emitter: MQEmitter): MQEmitter => {
     else scheduled = false
   }
 
-  const wrapped = new Map<Listener, Listener>()
+  // By listener and topic: mqemitter lets one listener hear several topics.
+  const wrapped = new Map<Listener, Map<string, Listener>>()
   const fair: MQEmitter = {
     get current () { return emitter.current },
     get concurrent () { return emitter.concurrent },
@@ -47,14 +48,18 @@ export const fairFanOut = (emitter: MQEmitter): MQEmitter => {
         }
         done()
       }
-      wrapped.set(listener, deferred)
+      const topics = wrapped.get(listener) ?? new Map<string, Listener>()
+      topics.set(topic, deferred)
+      wrapped.set(listener, topics)
       emitter.on(topic, deferred, callback)
       return fair
     },
     emit: (message, callback) => emitter.emit(message, callback),
     removeListener (topic, listener, callback) {
-      const deferred = wrapped.get(listener)
-      wrapped.delete(listener)
+      const topics = wrapped.get(listener)
+      const deferred = topics?.get(topic)
+      topics?.delete(topic)
+      if (topics?.size === 0) wrapped.delete(listener)
       if (deferred === undefined) {
         callback?.()
         return

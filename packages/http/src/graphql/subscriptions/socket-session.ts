@@ -170,6 +170,7 @@ export class SocketSession {
     } catch (error) {
       if (!isUnauthenticated(error)) throw error
     }
+    if (this.#closed) return
     if (credentials === undefined || caller === undefined) {
       this.request.log.debug('GraphQL subscription connection refused')
       this.#send({ type: 'connection_error', payload: { message: 'Forbidden' } })
@@ -216,6 +217,8 @@ export class SocketSession {
     if (request instanceof GraphQLError) return [this.#format(request)]
     const refusal = refusalOf(request, caller, this.#deps.rules)
     if (refusal.length > 0) return refusal.map((error) => this.#format(error))
+    // Closed while waiting on the budget: #ended has released its places already.
+    if (this.#closed) return []
     this.#subscriptions.set(id, account)
     this.#deps.live.set(account, live + 1)
     // Only what was checked reaches Mercurius: no `extensions` (Mercurius
