@@ -1,9 +1,10 @@
 import type {} from '@fastify/jwt'
 import t from 'tap'
 import WebSocket from 'ws'
-import { SUBSCRIPTION_DEFAULTS } from '@people-service/http'
+import mqemitter from 'mqemitter'
+import { messageBusOver, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { seedDatabase } from '@people-service/infra'
-import { apiKeyOf, callerIdOf, loginAs, realServer as listening, type Headers } from './helper.js'
+import { apiKeyOf, build, callerIdOf, loginAs, realServer as listening, type Headers } from './helper.js'
 
 /*
  * The WebSocket door of /graphql on the real server, over real sockets: a
@@ -269,6 +270,26 @@ t.test('errors on the socket are the safe messages of HTTP, never exception text
   const early = await connect(t, url)
   early.subscribe('1', MESSAGE_SENT)
   t.same(await closedWithin(early, 3000), { code: 4401, reason: 'Unauthorized' }, 'a subscribe before connection_init')
+})
+
+t.test('an exception inside Mercurius reaches the client as the request-id message, not as its text', async (t) => {
+  // A broker that refuses every subscriber, with the kind of text no client should see.
+  const broker = mqemitter()
+  const refusing: typeof broker = Object.assign(Object.create(broker) as typeof broker, {
+    on: (_topic: string, _listener: unknown, callback?: (error?: Error) => void) => {
+      callback?.(new Error('connect ECONNREFUSED 10.0.0.7:6379'))
+      return refusing
+    }
+  })
+  const { app, admin } = await build(t, { messageBus: messageBusOver(refusing), pressure: { maxEventLoopDelay: 60_000 } })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  const client = await connect(t, `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`)
+  await client.init(admin)
+  client.subscribe('1', MESSAGE_SENT)
+  const errors = await client.errorsOf('1')
+  t.match(errors, [{ message: /^something went wrong on our side; quote request id \S+ when reporting it$/, extensions: { code: 'INTERNAL' } }])
+  t.notMatch(JSON.stringify(errors), /ECONNREFUSED|10\.0\.0\.7/, 'the exception text stays in the log')
 })
 
 t.test('the legacy graphql-ws subprotocol gets the same screening', async (t) => {

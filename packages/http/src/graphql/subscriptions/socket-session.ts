@@ -36,9 +36,9 @@ const textOf = (data: unknown): string => {
 
 const isUnauthenticated = (error: unknown): boolean => isDomainError(error) && error.code === 'UNAUTHENTICATED'
 
-/** Scopes the caller had and no longer has: what it started may have needed them. */
 export type Authenticate = (credentials: SocketCredentials) => Promise<Caller>
 
+/** Scopes the caller had and no longer has: what it started may have needed them. */
 const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.some((scope) => !after.scopes.includes(scope))
 
 /**
