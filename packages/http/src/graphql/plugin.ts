@@ -23,6 +23,7 @@ export interface GraphQLOptions {
   /** Announces revoked credentials; open WebSocket connections are checked anew when it changes. */
   revocations: KeyRevocations
   messageBus: MessageBus
+  /** The init deadline, the per-caller cap and the credential check interval of WebSocket connections. */
   subscriptions: SubscriptionSettings
   /** Introspection, GraphiQL and "Did you mean" suggestions off. */
   production: boolean
