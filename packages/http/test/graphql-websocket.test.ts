@@ -2,6 +2,7 @@ import type {} from '@fastify/jwt'
 import t from 'tap'
 import WebSocket from 'ws'
 import mqemitter from 'mqemitter'
+import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 import { messageBusOver, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { seedDatabase } from '@people-service/infra'
 import { apiKeyOf, build, callerIdOf, loginAs, realServer as listening, type Headers } from './helper.js'
@@ -174,6 +175,35 @@ t.test('a revoked key\'s connection is closed 4403 within 5 s, and cannot subscr
   quiet.subscribe('1', MESSAGE_SENT)
   t.same(await closedWithin(quiet, 5000), { code: 4403, reason: 'Forbidden' }, 'a subscribe after the revocation closes the connection')
   t.notOk(quiet.messages.some((m) => m.type === 'next'), 'and nothing was delivered')
+})
+
+t.test('while the revocation version cannot be read (Redis away), open connections are checked every time', async (t) => {
+  let readable = true
+  const revocations = {
+    async version () {
+      if (!readable) throw new Error('Redis is away')
+      return 'v1'
+    },
+    async revoked () {}
+  }
+  const { app, admin } = await build(t, {
+    ports: createInMemoryPorts({ passwords: fastPasswordHasher(), revocations }),
+    subscriptions: { credentialCheckMs: 200 },
+    pressure: { maxEventLoopDelay: 60_000 }
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'] })
+  const client = await connect(t, `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`)
+  await client.init({ 'x-api-key': key['x-api-key'] })
+  client.subscribe('1', MESSAGE_SENT)
+  t.equal(await closedWithin(client, 600), 'open', 'checked and kept while nothing changes')
+  readable = false
+  // Past a tick that already saw the version unreadable; the deletion then
+  // cannot be announced, and only checking everyone on every tick finds it.
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.equal((await app.inject({ method: 'DELETE', url: `/api-keys/${key.id}`, headers: admin })).statusCode, 200)
+  t.same(await closedWithin(client, 5000), { code: 4403, reason: 'Forbidden' }, 'the deleted key\'s connection is closed all the same')
 })
 
 t.test('a token\'s subscriptions end when the token expires', async (t) => {
