@@ -1,5 +1,5 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
-import { GRAPHQL_LIMITS } from '@people-service/http'
+import { GRAPHQL_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { ACCOUNT_LIMITS } from '@people-service/domain'
 
 /** The service's configuration, read once from the environment (see the README's table). */
@@ -15,6 +15,8 @@ export interface Config {
   graphqlMaxCost: number
   /** Compile a GraphQL query with graphql-jit after this many runs; 0: never (GRAPHQL_JIT). */
   graphqlJit: number
+  /** Live GraphQL subscriptions per caller on one instance (GRAPHQL_MAX_SUBSCRIPTIONS). */
+  graphqlMaxSubscriptions: number
   /** Browser origins allowed by CORS (CORS_ORIGINS, comma-separated). */
   corsOrigins: string[]
   /**
@@ -150,6 +152,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),
+    graphqlMaxSubscriptions: integer(env, 'GRAPHQL_MAX_SUBSCRIPTIONS', SUBSCRIPTION_DEFAULTS.maxPerCaller, 1, 100_000),
     corsOrigins: origins(env.CORS_ORIGINS),
     trustProxy: trustedProxies(env.TRUST_PROXY),
     maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),

@@ -11,6 +11,7 @@ t.test('the defaults of the README', async (t) => {
     logLevel: 'info',
     production: false,
     graphqlMaxCost: 50_000,
+    graphqlMaxSubscriptions: 20,
     corsOrigins: [],
     maxEventLoopDelay: 1000
   })
@@ -27,6 +28,8 @@ t.test('values are read and checked', async (t) => {
   t.equal(loadConfig({ GRAPHQL_MAX_COST: '1000' }).graphqlMaxCost, 1000)
   t.equal(loadConfig({ GRAPHQL_JIT: '0' }).graphqlJit, 0)
   t.throws(() => loadConfig({ GRAPHQL_JIT: 'yes' }), /GRAPHQL_JIT/)
+  t.equal(loadConfig({ GRAPHQL_MAX_SUBSCRIPTIONS: '5' }).graphqlMaxSubscriptions, 5)
+  for (const bad of ['0', 'many', '-1']) t.throws(() => loadConfig({ GRAPHQL_MAX_SUBSCRIPTIONS: bad }), /GRAPHQL_MAX_SUBSCRIPTIONS must be a whole number from 1/, bad)
   t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /CORS_ORIGINS/)
   t.equal(loadConfig({}).trustProxy, false, 'no proxy is trusted unless named')

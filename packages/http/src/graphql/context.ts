@@ -39,8 +39,9 @@ export interface ContextInput {
 
 /**
  * The fields of one context. A subscription's context is made when its
- * connection initialises, before the caller is known: the caller is merged
- * in from the connection-init payload (plugin.ts, `onConnect`).
+ * connection initialises, with the caller its session authenticated from
+ * the connection-init payload, renewed at each subscribe
+ * (subscriptions/socket-session.ts).
  */
 export const createContextFields = (input: ContextInput): ContextFields => ({
   ...input,

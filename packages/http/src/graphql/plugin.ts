@@ -1,26 +1,30 @@
-import { isDomainError, type Caller, type UseCases } from '@people-service/domain'
+import type { KeyRevocations, UseCases } from '@people-service/domain'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
-import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
+import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import mercurius from 'mercurius'
 import type { Access } from '../plugins/access.js'
-import { RateLimitedError } from '../auth/rate-limits.js'
 import { assertEveryRootFieldGoverned, coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from './authorization.js'
 import { createContextFields, type GraphQLContext } from './context.js'
 import { costOf, costTooHighError } from './cost.js'
-import { errorFormatter, errorHandler, GraphQLRequestError, requestError } from './error-format.js'
+import { errorFormatter, errorHandler, formatSocketError, GraphQLRequestError, requestError } from './error-format.js'
 import { GRAPHQL_LIMITS, isJsonEncoded, maxAliasesRule, maxDepthRule, maxDirectivesRule } from './limits.js'
 import { createLoaders } from './loaders.js'
 import type { MessageBus } from './message-bus.js'
 import { resolvers } from './resolvers.js'
 import { schema } from './schema.js'
-import { validateSubscription } from './subscription-limits.js'
+import { fairFanOut } from './subscriptions/fair-fan-out.js'
+import { installSocketSessions, type SubscriptionSettings } from './subscriptions/socket-sessions.js'
 import { contentTypeOf, negotiate } from './transport.js'
 
 export interface GraphQLOptions {
   useCases: UseCases
   /** Authenticates subscriptions and counts them; the HTTP requests are the access hook's. */
   access: Access
+  /** Announces revoked credentials; open WebSocket connections are checked anew when it changes. */
+  revocations: KeyRevocations
   messageBus: MessageBus
+  /** The init deadline, the per-caller cap and the credential check interval of WebSocket connections. */
+  subscriptions: SubscriptionSettings
   /** Introspection, GraphiQL and "Did you mean" suggestions off. */
   production: boolean
   /** Worst-case cost budget of one operation (cost.ts). */
@@ -173,52 +177,8 @@ const checkSource = () => {
   }
 }
 
-type InitPayload = Record<string, unknown> | null | undefined
-
-/** A connection-init payload field, by name, whatever its case (clients copy header spellings). */
-const fieldOf = (payload: InitPayload, name: string): unknown => {
-  if (typeof payload !== 'object' || payload === null) return undefined
-  const key = Object.keys(payload).find((k) => k.toLowerCase() === name)
-  return key === undefined ? undefined : payload[key]
-}
-
-/**
- * Authenticates a graphql-ws connection from its connection-init payload,
- * `{ "authorization": "Bearer …" }` or `{ "x-api-key": "…" }`, with the same
- * authenticator as the HTTP hook. Answers the caller (merged into the
- * connection's context) or false, which makes Mercurius refuse the
- * connection: it never gets a `connection_ack`.
- */
-const authenticateConnection = (app: FastifyInstance, access: Access) =>
-  async ({ payload }: { payload?: InitPayload }): Promise<{ caller: Caller } | false> => {
-    const authorization = fieldOf(payload, 'authorization')
-    const apiKey = fieldOf(payload, 'x-api-key')
-    if ((authorization !== undefined && typeof authorization !== 'string') || (apiKey !== undefined && typeof apiKey !== 'string')) return false
-    try {
-      return { caller: await access.authenticate({ authorization, apiKey }) }
-    } catch (error) {
-      if (!isDomainError(error) || error.code !== 'UNAUTHENTICATED') throw error
-      app.log.debug({ reason: error.message }, 'GraphQL subscription connection refused')
-      return false
-    }
-  }
-
-/**
- * A subscription counts once, when it starts, against the caller's budget
- * (and an API key's usage), as an HTTP request does in the access hook.
- */
-const chargeSubscription = (access: Access) =>
-  async (context: { request: FastifyRequest, caller: Caller }): Promise<void> => {
-    try {
-      await access.charge(context.request, context.caller)
-    } catch (error) {
-      if (!(error instanceof RateLimitedError)) throw error
-      throw new GraphQLError(error.message, { extensions: { code: error.code, retryAfter: error.retryAfter } })
-    }
-  }
-
 export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
-  const { useCases, access, messageBus, production, maxCost, jit } = options
+  const { useCases, access, revocations, messageBus, production, maxCost, jit } = options
   const validationRules: ValidationRule[] = [
     maxDepthRule(GRAPHQL_LIMITS.maxDepth),
     maxAliasesRule(GRAPHQL_LIMITS.maxAliases),
@@ -229,6 +189,15 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
   // An own scope: Mercurius sets error handlers and content-type parsers that
   // must not reach the REST routes.
   await app.register(async (scope) => {
+    // Before Mercurius registers its route: sessions wrap its WebSocket handler.
+    const sockets = installSocketSessions(scope, {
+      access,
+      revocations,
+      // The executable schema exists once Mercurius is registered, before any connection.
+      rules: { get schema () { return scope.graphql.schema }, validationRules, maxCost },
+      settings: options.subscriptions,
+      format: formatSocketError(production)
+    })
     await scope.register(mercurius, {
       schema,
       // Typed in resolvers.ts; Mercurius' own resolver type is a loose record.
@@ -251,13 +220,13 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
         maxCost
       }),
       subscription: {
-        emitter: messageBus.emitter,
+        emitter: fairFanOut(messageBus.emitter),
         // No headers on a WebSocket: the caller comes from the connection-init
-        // payload (onConnect), merged into this context before any subscription.
-        onConnect: authenticateConnection(app, access),
+        // payload, authenticated by the connection's session before
+        // Mercurius hears of it (subscriptions/socket-session.ts).
         context: (_socket, request: FastifyRequest) => createContextFields({
           useCases,
-          caller: undefined,
+          caller: sockets.callerOf(request),
           requestId: request.id,
           operationName: undefined,
           maxCost
@@ -272,17 +241,10 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
     assertEveryRootFieldGoverned(scope.graphql.schema)
     scope.graphql.addHook('preParsing', checkSource())
     scope.graphql.addHook('preExecution', checkBeforeExecution(maxCost))
-    scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => {
-      if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED').errors[0]
-      parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
-    })
-    scope.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
-      // Mercurius accepts a ready-made AST object over WebSocket; only parsed text carries a Source.
-      if (!(document.loc?.source instanceof Source)) {
-        throw new GraphQLError('query must be a GraphQL document, as a string', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
-      }
-      validateSubscription(schema, document, validationRules)
-      await chargeSubscription(access)(context as unknown as { request: FastifyRequest, caller: Caller })
+    // A subscribe was checked in full by its connection's session; it runs
+    // as the caller that session authenticated for it, scopes as of now.
+    scope.graphql.addHook<GraphQLContext & { request: FastifyRequest }>('preSubscriptionExecution', async (_schema, _document, context) => {
+      context.caller = sockets.callerOf(context.request)
     })
   })
 }
