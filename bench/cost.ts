@@ -18,7 +18,10 @@ import { BENCH_OPTIONS, benchApiKey, cpuTimeOf, run, seedBenchDatabase, startBen
  * Then one caller loops the slowest of
  * them (one at a time, then `--loops` at once) while another caller reads GET /person/<id>
  * (autocannon, `--connections`): that caller's p99, and how many of its
- * requests were refused (503 from the overload guard, or anything else).
+ * requests were refused (503 from the overload guard, or anything else),
+ * and the longest the server's event loop was held meanwhile (its own
+ * figure, nodejs_eventloop_lag_max_seconds of GET /metrics, which starts
+ * anew at each scrape).
  */
 const { values } = parseArgs({
   options: {
@@ -121,11 +124,20 @@ try {
     process.stdout.write(`\nslowest admitted query: ${slowest.shape}, n = ${slowest.n}: server CPU ${slowest.cpu.toFixed(1)} ms, wall median ${slowest.median.toFixed(1)} ms, max ${slowest.max.toFixed(1)} ms (${runs} runs, alone)\n`)
     process.stdout.write(`load average while measuring: ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${availableParallelism()} cores\n`)
 
+    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) })
+    const adminToken = (await login.json() as { access_token: string }).access_token
+    /** The longest event-loop delay since the last call, in ms. */
+    const loopHeldMs = async (): Promise<number> => {
+      const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } })).text()
+      return Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1] ?? NaN) * 1000
+    }
     const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
     const reads = { name: 'GET /person/<id>', headers: { 'x-api-key': otherKey }, request: () => ({ path: `/person/${randomId()}` }) }
+    await loopHeldMs()
     const alone = await run(base, reads, seconds, Number(values.connections))
+    const aloneHeld = await loopHeldMs()
     process.stdout.write(`GET /person/<id> by another caller (${values.connections} connections, ${seconds} s):\n`)
-    process.stdout.write(`  alone:                                  p50 ${alone.p50} ms, p99 ${alone.p99} ms, ${alone.requestsPerSecond} req/s, non-2xx ${alone.non2xx}\n`)
+    process.stdout.write(`  alone:                                  p50 ${alone.p50} ms, p99 ${alone.p99} ms, ${alone.requestsPerSecond} req/s, non-2xx ${alone.non2xx}; event loop held at most ${aloneHeld.toFixed(0)} ms\n`)
     for (const concurrent of [...new Set([1, loops])]) {
       const looping = { stop: false }
       const statuses = new Map<number, number>()
@@ -135,10 +147,12 @@ try {
           statuses.set(status, (statuses.get(status) ?? 0) + 1)
         }
       })
+      await loopHeldMs()
       const meanwhile = await run(base, reads, seconds, Number(values.connections))
+      const held = await loopHeldMs()
       looping.stop = true
       await Promise.all(heavyLoops)
-      process.stdout.write(`  while one caller loops it, ${concurrent} at once: p50 ${meanwhile.p50} ms, p99 ${meanwhile.p99} ms, ${meanwhile.requestsPerSecond} req/s, non-2xx ${meanwhile.non2xx}` +
+      process.stdout.write(`  while one caller loops it, ${concurrent} at once: p50 ${meanwhile.p50} ms, p99 ${meanwhile.p99} ms, ${meanwhile.requestsPerSecond} req/s, non-2xx ${meanwhile.non2xx}; event loop held at most ${held.toFixed(0)} ms` +
         ` (the looping caller's answers: ${JSON.stringify(Object.fromEntries(statuses))})\n`)
     }
   } finally {

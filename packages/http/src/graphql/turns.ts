@@ -8,7 +8,7 @@
  */
 
 /** Rows one chunk may read: a few ms of work on the bench data set (bench/cost.ts). */
-export const CHUNK_ROWS = 250
+export const CHUNK_ROWS = 500
 
 const waiting: Array<() => void> = []
 let scheduled = false
