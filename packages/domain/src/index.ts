@@ -24,6 +24,7 @@ export { callerAuthenticator, type CallerAuthenticator, type CallerAuthenticator
 export type { Ports } from './ports.js'
 export { systemClock, type Clock } from './shared/clock.js'
 export { isId, uuidv7Generator, type IdGenerator } from './shared/ids.js'
+export { characterCount } from './shared/text.js'
 export type { Page } from './shared/page.js'
 export type { TransactionPorts, UnitOfWork } from './shared/unit-of-work.js'
 export * from './use-cases/index.js'

@@ -19,6 +19,7 @@ type Field = keyof typeof GRAPHQL_FIELD_OPERATIONS
 const NEEDS: Record<Field, Scope> = {
   'Query.person': 'people:read',
   'Query.people': 'people:read',
+  'Query.peopleConnection': 'people:read',
   'Query.message': 'people:read',
   'Person.friends': 'people:read',
   'Person.messages': 'people:read',
@@ -59,6 +60,13 @@ const CASES: Case[] = [
     query: 'query ($tag: String) { people(name: $tag) { name } }',
     variables: (f) => ({ tag: f.tag }),
     data: (f) => ({ people: [{ name: `Ada ${f.tag}` }, { name: `Bob ${f.tag}` }, { name: `Cyd ${f.tag}` }] })
+  },
+  {
+    name: 'peopleConnection',
+    fields: ['Query.peopleConnection'],
+    query: 'query ($tag: String) { peopleConnection(first: 2, name: $tag) { edges { node { name } } pageInfo { hasNextPage } } }',
+    variables: (f) => ({ tag: f.tag }),
+    data: (f) => ({ peopleConnection: { edges: [{ node: { name: `Ada ${f.tag}` } }, { node: { name: `Bob ${f.tag}` } }], pageInfo: { hasNextPage: true } } })
   },
   {
     name: 'message(id)',

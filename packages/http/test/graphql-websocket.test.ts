@@ -157,7 +157,7 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
   await fresh.init(admin)
   const sizing = process.cpuUsage()
   fresh.subscribe('1', huge)
-  t.match(await fresh.errorsOf('1'), [{ message: /^the document is \d+ characters long; at most 100000 are allowed$/, extensions: { code: 'QUERY_TOO_LARGE' } }])
+  t.match(await fresh.errorsOf('1'), [{ message: /^the document is \d+ characters long; at most 32768 are allowed/, extensions: { code: 'DOCUMENT_TOO_LARGE' } }])
   const sizedMs = cpuMs(sizing)
   t.ok(sizedMs < parseMs / 3, `a document over the size limit is refused before it is parsed (${sizedMs} ms of CPU; parsing it takes ${parseMs} ms)`)
 })

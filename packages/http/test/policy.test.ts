@@ -130,7 +130,7 @@ t.test('a route without a row in the policy table cannot be registered', async (
 
 t.test('GraphQL: every field of the contract\'s schema is governed by the same rows', async (t) => {
   const contractFields = [
-    'Query.person', 'Query.people', 'Query.message', 'Person.friends', 'Person.messages', 'Message.person',
+    'Query.person', 'Query.people', 'Query.peopleConnection', 'Query.message', 'Person.friends', 'Person.messages', 'Message.person',
     'Mutation.createPerson', 'Mutation.updatePerson', 'Mutation.deletePerson', 'Mutation.addFriend',
     'Mutation.removeFriend', 'Mutation.sendMessage', 'Subscription.messageSent'
   ]

@@ -10,7 +10,7 @@ t.test('the defaults of the README', async (t) => {
     sqliteSynchronous: 'FULL',
     logLevel: 'info',
     production: false,
-    graphqlMaxCost: 50_000,
+    graphqlMaxCost: 5_000,
     graphqlMaxSubscriptions: 20,
     corsOrigins: [],
     maxEventLoopDelay: 1000

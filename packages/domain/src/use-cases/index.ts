@@ -33,7 +33,7 @@ export {
   befriend, createPerson, deletePerson, getMessage, getPeopleByIds, getPerson, listFriends, listFriendsOfMany,
   listInbox, listInboxOfMany, listPeople, sendMessage, unfriend, updatePerson
 }
-export type { ListPeopleInput } from './list-people.js'
+export { cursorAfterPerson, type ListPeopleInput } from './list-people.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
 export { LIST_LIMITS } from './limits.js'

@@ -98,6 +98,7 @@ export const operationOfUrl = (url: string): Operation | undefined => {
 export const GRAPHQL_FIELD_OPERATIONS = {
   'Query.person': 'person.get',
   'Query.people': 'people.list',
+  'Query.peopleConnection': 'people.list',
   'Query.message': 'message.get',
   'Person.friends': 'friends.list',
   'Person.messages': 'messages.list',

@@ -1,13 +1,14 @@
 import type { KeyRevocations, UseCases } from '@people-service/domain'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
-import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
+import { getOperationAST, GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql'
 import mercurius from 'mercurius'
 import type { Access } from '../plugins/access.js'
+import { checkArguments } from './argument-limits.js'
 import { assertEveryRootFieldGoverned, coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from './authorization.js'
 import { createContextFields, type GraphQLContext } from './context.js'
 import { costOf, costTooHighError } from './cost.js'
 import { errorFormatter, errorHandler, formatSocketError, GraphQLRequestError, requestError } from './error-format.js'
-import { GRAPHQL_LIMITS, isJsonEncoded, maxAliasesRule, maxDepthRule, maxDirectivesRule } from './limits.js'
+import { checkDocumentSource, documentRules, GRAPHQL_LIMITS } from './limits.js'
 import { createLoaders } from './loaders.js'
 import type { MessageBus } from './message-bus.js'
 import { resolvers } from './resolvers.js'
@@ -101,15 +102,22 @@ const asRequestError = (error: unknown): never => {
   throw error
 }
 
+/** Subscriptions have their own door; over HTTP they would run as nothing. */
+const subscriptionOverHttp = (method: string): GraphQLRequestError => method === 'POST'
+  ? requestError(400, 'subscriptions are served over WebSocket at /graphql (graphql-ws protocol), not over HTTP', 'SUBSCRIPTION_OVER_HTTP')
+  : requestError(405, 'subscriptions are served over WebSocket at /graphql (graphql-ws protocol), not over HTTP', 'METHOD_NOT_ALLOWED', { allow: 'GET, HEAD, POST' })
+
 /**
- * The last checks before any resolver runs: no mutation but over POST
- * (Mercurius checks GET only, and HEAD runs the GET route), then every
- * selected field against the policy table for the caller (403, nothing runs),
- * then list limits and worst-case cost with the request's variables (400).
+ * The last checks before any resolver runs: no subscription, and no mutation
+ * but over POST (Mercurius checks GET only, and HEAD runs the GET route),
+ * then every selected field against the policy table for the caller (403,
+ * nothing runs), then arguments against their limits and the worst-case
+ * cost, with the request's variables (400).
  */
 const checkBeforeExecution = (maxCost: number) =>
   async (schema: GraphQLSchema, document: DocumentNode, context: GraphQLContext, variables: Record<string, unknown> | undefined): Promise<void> => {
     const operation = getOperationAST(document, context.operationName)
+    if (operation?.operation === 'subscription') throw subscriptionOverHttp(context.reply.request.method)
     if (context.reply.request.method !== 'POST' && operation?.operation !== 'query') {
       throw requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' })
     }
@@ -126,6 +134,11 @@ const checkBeforeExecution = (maxCost: number) =>
       const denied = deniedFields(context.caller, fields, rootTypesOf(schema))
       if (denied.length > 0) {
         throw new GraphQLRequestError(denied.some((e) => e.extensions.code === 'UNAUTHENTICATED') ? 401 : 403, denied)
+      }
+      try {
+        checkArguments(schema, document, context.operationName, coerced)
+      } catch (error) {
+        asRequestError(error)
       }
     }
     let cost = 0
@@ -150,11 +163,14 @@ const selectsAnOperation = (source: string, operationName: string | undefined): 
   } catch {
     return false
   }
-  if (getOperationAST(document, operationName) === null) {
+  const operation = getOperationAST(document, operationName)
+  if (!operation) {
     throw requestError(400, operationName === undefined
       ? 'the document has several operations: say which to run with operationName'
       : `the document has no operation named ${JSON.stringify(operationName)}`, 'GRAPHQL_VALIDATION_FAILED')
   }
+  // Mercurius refuses it as a mutation; the client should hear where subscriptions are.
+  if (operation.operation === 'subscription') throw subscriptionOverHttp('GET')
   return true
 }
 
@@ -164,13 +180,17 @@ const selectsAnOperation = (source: string, operationName: string | undefined): 
 const REMEMBERED_SOURCES = 1000
 const REMEMBERED_SOURCE_LENGTH = 8192
 
-/** Refuses JSON in place of a GraphQL document (see isJsonEncoded), and checks a GET's operationName. */
+/** The document's text checks (limits.ts) and a GET's operationName. */
 const checkSource = () => {
   const passed = new Set<string>()
   return async (_schema: GraphQLSchema, source: string, context: GraphQLContext): Promise<void> => {
     const key = context.reply.request.method === 'POST' ? undefined : `${JSON.stringify(context.operationName ?? null)} ${source}`
     if (key !== undefined && passed.has(key)) return
-    if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
+    try {
+      checkDocumentSource(source)
+    } catch (error) {
+      asRequestError(error)
+    }
     if (key === undefined || !selectsAnOperation(source, context.operationName) || source.length > REMEMBERED_SOURCE_LENGTH) return
     if (passed.size >= REMEMBERED_SOURCES) passed.clear()
     passed.add(key)
@@ -179,12 +199,7 @@ const checkSource = () => {
 
 export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
   const { useCases, access, revocations, messageBus, production, maxCost, jit } = options
-  const validationRules: ValidationRule[] = [
-    maxDepthRule(GRAPHQL_LIMITS.maxDepth),
-    maxAliasesRule(GRAPHQL_LIMITS.maxAliases),
-    maxDirectivesRule(GRAPHQL_LIMITS.maxDirectives),
-    ...(production ? [NoSchemaIntrospectionCustomRule] : [])
-  ]
+  const validationRules = documentRules(production)
 
   // An own scope: Mercurius sets error handlers and content-type parsers that
   // must not reach the REST routes.

@@ -2,23 +2,19 @@ import type { Caller } from '@people-service/domain'
 import { getOperationAST, GraphQLError, parse, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import { coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from '../authorization.js'
 import { costOf, costTooHighError } from '../cost.js'
-import { GRAPHQL_LIMITS, isJsonEncoded } from '../limits.js'
+import { checkArguments } from '../argument-limits.js'
+import { checkDocumentSource, GRAPHQL_LIMITS } from '../limits.js'
 import { validateSubscription } from '../subscription-limits.js'
 
 /*
  * The checks a `subscribe` message passes before Mercurius sees it, the
  * same as a GraphQL request over HTTP gets (plugin.ts: checkRequest,
  * checkSource, the validation rules, checkBeforeExecution), with the same
- * functions: size and tokens before parsing, an operation that exists,
+ * functions: size, JSON and tokens before parsing, an operation that exists,
  * validation (depth, aliases, directives), variables, the policy table,
+ * argument limits,
  * worst-case cost.
  */
-
-/**
- * The longest document read at all: the token cap bounds the parser, this
- * bounds what reaches it (a huge comment or string is one token).
- */
-export const MAX_SOURCE_LENGTH = 100_000
 
 /** What a subscribe message asks to run, once its shape is checked. */
 export interface SubscribeRequest {
@@ -53,10 +49,12 @@ export const readSubscribePayload = (payload: unknown): SubscribeRequest | Graph
 }
 
 const parsed = (query: string): DocumentNode | GraphQLError => {
-  if (query.length > MAX_SOURCE_LENGTH) {
-    return refused(`the document is ${query.length} characters long; at most ${MAX_SOURCE_LENGTH} are allowed`, 'QUERY_TOO_LARGE')
+  try {
+    checkDocumentSource(query)
+  } catch (error) {
+    if (error instanceof GraphQLError) return error
+    throw error
   }
-  if (isJsonEncoded(query)) return refused('query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
   try {
     return parse(query, { maxTokens: GRAPHQL_LIMITS.maxTokens })
   } catch (error) {
@@ -86,6 +84,7 @@ export const refusalOf = (request: SubscribeRequest, caller: Caller, { schema, v
     const variables = coercedVariables(schema, operation, request.variables)
     const denied = deniedFields(caller, selectedFields(schema, operation, fragmentsOf(document.definitions), variables), rootTypesOf(schema))
     if (denied.length > 0) return denied
+    checkArguments(schema, document, request.operationName, variables)
     const cost = costOf({ schema, document, variables: request.variables, operationName: request.operationName })
     if (cost > maxCost) return [costTooHighError(cost, maxCost)]
   } catch (error) {
