@@ -55,6 +55,10 @@ export class RateLimitedError extends Error {
 
 const WARN_EVERY_MS = 10_000
 
+// The limiter's call options, made once rather than per request.
+const COUNT = { increment: true } as const
+const READ = { increment: false } as const
+
 /**
  * Per-caller budgets through @fastify/rate-limit's limiter, applied by the
  * access hook once the caller is known (the plugin's own hook would run
@@ -82,10 +86,10 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
 
   type Outcome = Exclude<Awaited<ReturnType<Limiter>>, { isAllowed: true }>
 
-  /** Counts (or with `increment: false` reads) one budget; undefined when the store failed. */
-  const consume = async (limiter: Limiter, request: FastifyRequest, increment = true): Promise<Outcome | undefined> => {
+  /** Counts one request against a budget (or, given READ, only reads it); undefined when the store failed. */
+  const consume = async (limiter: Limiter, request: FastifyRequest, how: { increment: boolean } = COUNT): Promise<Outcome | undefined> => {
     try {
-      const result = await limiter(request, { increment })
+      const result = await limiter(request, how)
       return result.isAllowed ? undefined : result
     } catch (error) {
       storeFailed(request, error)
@@ -171,7 +175,7 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
       if (settings.loginMax === 0) return
       usernames.set(request, username)
       for (const [limiter, what] of [[loginAddresses, 'too many failed logins from this address'], [loginPairs, 'too many failed logins for this username']] as const) {
-        const outcome = await consume(limiter, request, false)
+        const outcome = await consume(limiter, request, READ)
         if (outcome !== undefined && outcome.remaining === 0) refuse(reply, outcome, what)
       }
     },
