@@ -206,3 +206,32 @@ t.test('entries cached before an outage of the revocation version are not truste
   down = false
   t.equal(await access.authenticateApiKey(created.key), undefined, 'after it: the old entry is gone, although the version is v1 again')
 })
+
+t.test('two admins demoting each other at once leave one admin: the rule holds inside the transaction', async (t) => {
+  const { access, ports } = setup()
+  const [ada, bob] = [await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'admin' }), await access.createAccount({ username: 'bob', password: 'correct horse battery', role: 'admin' })]
+  const outcomes = await Promise.allSettled([access.updateAccount(ada.id, { role: 'viewer' }), access.updateAccount(bob.id, { disabled: true })])
+  t.same(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected'])
+  t.match(outcomes.find((o) => o.status === 'rejected'), { reason: { code: 'LAST_ADMIN' } })
+  const admins = (await ports.accounts.list({ limit: 10 })).filter((a) => a.role === 'admin' && !a.disabled)
+  t.equal(admins.length, 1)
+  await t.rejects(access.deleteAccount(admins[0]!.id), { code: 'LAST_ADMIN' })
+})
+
+t.test('a token version goes up with a new role or password and with disabling, not with enabling or no change', async (t) => {
+  const { access, ports } = setup()
+  const vera = await access.createAccount({ username: 'vera', password: 'correct horse battery', role: 'viewer' })
+  const version = async () => (await ports.accounts.findById(vera.id))!.tokenVersion
+  const steps: Array<[Parameters<typeof access.updateAccount>[1], number]> = [
+    [{}, 0], [{ role: 'viewer' }, 0], [{ role: 'editor' }, 1], [{ password: 'another fine password' }, 2],
+    [{ disabled: true }, 3], [{ disabled: true }, 3], [{ disabled: false }, 3]
+  ]
+  for (const [changes, expected] of steps) {
+    await access.updateAccount(vera.id, changes)
+    t.equal(await version(), expected, JSON.stringify(changes))
+  }
+  await access.changePassword(vera.id, { currentPassword: 'another fine password', newPassword: 'and yet another one' })
+  t.equal(await version(), 4, 'POST /auth/password')
+  await t.rejects(access.changePassword(vera.id, { currentPassword: 'wrong', newPassword: 'and yet another one' }), { code: 'INVALID_CREDENTIALS' })
+  t.equal(await version(), 4)
+})

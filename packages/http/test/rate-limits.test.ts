@@ -143,6 +143,21 @@ t.test('login guessing hits 429 per address and username, before any password is
   t.same(statuses, [...Array<number>(11).fill(401), 429], 'spraying many usernames from one address is refused after 15 failures')
 })
 
+t.test('a burst of parallel guesses gets no more password checks than the budget of failures', async (t) => {
+  let verifications = 0
+  const hasher = fastPasswordHasher()
+  const counting: PasswordHasher = { ...hasher, decoyHash: hasher.decoyHash, verify: async (password, hash) => { verifications++; return hasher.verify(password, hash) } }
+  const { app } = await build(t, { ports: createInMemoryPorts({ passwords: counting }), access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
+  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  verifications = 0
+  const burst = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+    app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: `guess ${i}` } })))
+  const statuses = burst.map((response) => response.statusCode).sort()
+  t.same(statuses, [...Array<number>(3).fill(401), ...Array<number>(17).fill(429)])
+  t.equal(verifications, 3, 'the other seventeen never reached the password check')
+  t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: PASSWORD } })).statusCode, 429, 'the budget is spent')
+})
+
 t.test('behind a trusted proxy the login limit counts by the client, never by an address the client names', async (t) => {
   const limits = { loginMax: 1, loginWindowMs: 60_000 }
   const fromProxy = (app: Awaited<ReturnType<typeof build>>['app'], client: string) => app.inject({

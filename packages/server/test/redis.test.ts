@@ -1,7 +1,7 @@
 import t from 'tap'
 import { connectRedis, openRedis } from '@people-service/infra'
 import { skipWithoutRedis, testRedisUrl } from '@people-service/infra/testing'
-import { call, login, redisPrefix, start, tempDatabaseUrl } from './helper.js'
+import { ADMIN_PASSWORD, call, login, redisPrefix, start, tempDatabaseUrl } from './helper.js'
 
 t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', { skip: skipWithoutRedis }, async (t) => {
   const REDIS_URL = await testRedisUrl()
@@ -101,6 +101,20 @@ t.test('with REDIS_URL, one account\'s keys share its budget across instances', 
   t.same(seen, ['200:5:2', '200:5:1', '200:5:0', '429:5:0'], 'the account\'s budget is spent through both keys on both instances')
   t.equal((await call(two.url, 'GET', '/people', eddie)).status, 429, 'and the account\'s own token finds it spent')
   t.equal((await call(two.url, 'GET', '/people', admin)).status, 200, 'another account is unaffected')
+})
+
+t.test('with REDIS_URL, failed logins count across instances and successful ones do not count at all', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
+  const prefix = await redisPrefix(t)
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, LOGIN_RATE_LIMIT_MAX: '2' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const attempt = async (base: string, password: string) => (await call(base, 'POST', '/auth/login', {}, { username: 'admin', password })).status
+  const statuses = []
+  for (const base of [one.url, two.url, one.url, two.url]) statuses.push(await attempt(base, ADMIN_PASSWORD))
+  t.same(statuses, [200, 200, 200, 200], 'twice the budget of successes')
+  t.same([await attempt(one.url, 'wrong guess one'), await attempt(two.url, 'wrong guess two'), await attempt(one.url, ADMIN_PASSWORD)], [401, 401, 429],
+    'two failures, one on each instance, spend the budget of both')
 })
 
 t.test('without Redis, other instances honour a revocation within API_KEY_CACHE_TTL_MS', async (t) => {

@@ -43,7 +43,8 @@ const boundedCache = <T>(maxEntries: number) => {
 }
 
 interface KeyEntry {
-  caller: Caller
+  /** Undefined: the key exists but is revoked, or its account is disabled or gone. */
+  caller: Caller | undefined
   secretHash: string
 }
 
@@ -88,17 +89,19 @@ export const callerAuthenticator = (
     if (entry !== undefined && version !== undefined && entry.version === version && entry.expiresAt > now) return entry.value
     const value = await load()
     // Without a known version nothing is cached: correctness over speed.
-    if (version === undefined) cache.entries.delete(id)
+    // Nor is a lookup id that names no key: anyone can make those up, and
+    // they must not push real keys out of the cache.
+    if (version === undefined || value === undefined) cache.entries.delete(id)
     else cache.remember(id, { value, version, expiresAt: now + ttlMs })
     return value
   }
 
   const loadKey = async (lookupId: string): Promise<KeyEntry | undefined> => {
     const key = await apiKeys.findByLookupId(lookupId)
-    if (key === undefined || key.revokedAt !== null) return undefined
-    const owner = await accounts.findById(key.ownerId)
-    if (owner === undefined || owner.disabled) return undefined
-    return { caller: apiKeyCaller(key, owner), secretHash: key.secretHash }
+    if (key === undefined) return undefined
+    const owner = key.revokedAt === null ? await accounts.findById(key.ownerId) : undefined
+    const usable = owner !== undefined && !owner.disabled
+    return { caller: usable ? apiKeyCaller(key, owner) : undefined, secretHash: key.secretHash }
   }
 
   return {

@@ -1,5 +1,5 @@
 import fastifyRateLimit from '@fastify/rate-limit'
-import type { Caller } from '@people-service/domain'
+import { type Caller, isDomainError } from '@people-service/domain'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 export interface RateLimitSettings {
@@ -31,12 +31,13 @@ export interface RateLimits {
    */
   charge(request: FastifyRequest, reply: FastifyReply | undefined, caller: Caller): Promise<void>
   /**
-   * Before a login's password is checked: throws 429 when the client address,
-   * or the address with this username, has used up its failed attempts.
+   * Runs a password check (`attempt`) under the login limits: 429 before it
+   * runs when the client address, or the address with this username, has
+   * used up its failed attempts. Only a failure (INVALID_CREDENTIALS) is
+   * counted, so many people logging in from one office address never lock
+   * each other out.
    */
-  checkLogin(request: FastifyRequest, reply: FastifyReply, username: string): Promise<void>
-  /** Counts a failed login against the address and the address with the username. */
-  loginFailed(request: FastifyRequest, username: string): Promise<void>
+  guardLogin<T>(request: FastifyRequest, reply: FastifyReply, username: string, attempt: () => Promise<T>): Promise<T>
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>
@@ -54,6 +55,10 @@ export class RateLimitedError extends Error {
 }
 
 const WARN_EVERY_MS = 10_000
+
+// The limiter's call options, made once rather than per request.
+const COUNT = { increment: true } as const
+const READ = { increment: false } as const
 
 /**
  * Per-caller budgets through @fastify/rate-limit's limiter, applied by the
@@ -82,10 +87,10 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
 
   type Outcome = Exclude<Awaited<ReturnType<Limiter>>, { isAllowed: true }>
 
-  /** Counts (or with `increment: false` reads) one budget; undefined when the store failed. */
-  const consume = async (limiter: Limiter, request: FastifyRequest, increment = true): Promise<Outcome | undefined> => {
+  /** Counts one request against a budget (or, given READ, only reads it); undefined when the store failed. */
+  const consume = async (limiter: Limiter, request: FastifyRequest, how: { increment: boolean } = COUNT): Promise<Outcome | undefined> => {
     try {
-      const result = await limiter(request, { increment })
+      const result = await limiter(request, how)
       return result.isAllowed ? undefined : result
     } catch (error) {
       storeFailed(request, error)
@@ -144,6 +149,19 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
     timeWindow: settings.loginWindowMs
   })
 
+  // Login attempts running on this instance, per address and per address + username.
+  const running = new Map<string, number>()
+  const join = (line: string): number => {
+    const ahead = running.get(line) ?? 0
+    running.set(line, ahead + 1)
+    return ahead
+  }
+  const leave = (line: string): void => {
+    const left = (running.get(line) ?? 1) - 1
+    if (left === 0) running.delete(line)
+    else running.set(line, left)
+  }
+
   return {
     async charge (request, reply, caller) {
       if (settings.max === 0) return
@@ -167,18 +185,32 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
       show(reply, tighter)
       if (account?.isExceeded === true) refuse(reply, account, 'rate limit exceeded for the account of this API key')
     },
-    async checkLogin (request, reply, username) {
-      if (settings.loginMax === 0) return
+    async guardLogin (request, reply, username, attempt) {
+      if (settings.loginMax === 0) return attempt()
       usernames.set(request, username)
-      for (const [limiter, what] of [[loginAddresses, 'too many failed logins from this address'], [loginPairs, 'too many failed logins for this username']] as const) {
-        const outcome = await consume(limiter, request, false)
-        if (outcome !== undefined && outcome.remaining === 0) refuse(reply, outcome, what)
+      // Attempts still running have not been counted yet: without this, a
+      // burst of parallel guesses would all read the same count and all be
+      // let through. Each takes its place in line synchronously, before any
+      // await, and is let through only while the budget covers those ahead.
+      const budgets = [
+        { limiter: loginAddresses, line: `address:${request.ip}`, what: 'too many failed logins from this address' },
+        { limiter: loginPairs, line: `pair:${request.ip}:${username}`, what: 'too many failed logins for this username' }
+      ]
+      const places = budgets.map(({ line }) => join(line))
+      try {
+        for (const [i, { limiter, what }] of budgets.entries()) {
+          const outcome = await consume(limiter, request, READ)
+          if (outcome !== undefined && outcome.remaining <= places[i]!) refuse(reply, outcome, what)
+        }
+        return await attempt()
+      } catch (error) {
+        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') {
+          await Promise.all([consume(loginAddresses, request), consume(loginPairs, request)])
+        }
+        throw error
+      } finally {
+        for (const { line } of budgets) leave(line)
       }
-    },
-    async loginFailed (request, username) {
-      if (settings.loginMax === 0) return
-      usernames.set(request, username)
-      await Promise.all([consume(loginAddresses, request), consume(loginPairs, request)])
     }
   }
 }

@@ -1,27 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { isDomainError } from '@people-service/domain'
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Access, callerOf } from '../plugins/access.js'
 import { ChangePasswordSchema, LoginSchema, PasswordChangedSchema, TokenSchema } from '../schemas/access.schemas.js'
 import { errorResponses } from '../schemas/error.schema.js'
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (app, { access }) => {
-  /**
-   * Checks a password under the login limits: refused before any hashing
-   * once the address or the username has used up its failed attempts; only
-   * a wrong password counts, so many people logging in from one office
-   * address never lock each other out.
-   */
-  const guarded = async <T>(request: FastifyRequest, reply: FastifyReply, username: string, attempt: () => Promise<T>): Promise<T> => {
-    await access.limits.checkLogin(request, reply, username)
-    try {
-      return await attempt()
-    } catch (error) {
-      if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await access.limits.loginFailed(request, username)
-      throw error
-    }
-  }
-
   app.post('/auth/login', {
     config: { operation: 'auth.login' },
     schema: {
@@ -32,7 +14,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (
     }
   }, async (request, reply) => {
     const { username, password } = request.body
-    const account = await guarded(request, reply, username, () => access.useCases.logIn(username, password))
+    // Before any password is checked: guessing is limited by address and name.
+    const account = await access.limits.guardLogin(request, reply, username, () => access.useCases.logIn(username, password))
     reply.header('cache-control', 'no-store')
     return { access_token: access.tokens.issue(account), token_type: 'Bearer' as const, expires_in: access.tokens.ttlSeconds }
   })
@@ -49,7 +32,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (
     const caller = callerOf(request)
     // A stolen token must not become a way to guess the password it lacks.
     const { username } = await access.useCases.describeCaller(caller)
-    await guarded(request, reply, username, () => access.useCases.changePassword(caller.accountId, request.body))
+    await access.limits.guardLogin(request, reply, username, () => access.useCases.changePassword(caller.accountId, request.body))
     return { changed: true as const }
   })
 }
