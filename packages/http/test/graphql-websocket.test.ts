@@ -215,13 +215,45 @@ t.test('while the revocation version cannot be read (Redis away), open connectio
   t.same(await closedWithin(client, 5000), { code: 4403, reason: 'Forbidden' }, 'the deleted key\'s connection is closed all the same')
 })
 
+t.test('an account change closes the account\'s connections 4403 within 5 s, through its tokens and its keys', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const ada = await createPerson(url, admin)
+  const cases: Array<[string, (id: string) => Record<string, unknown>, boolean]> = [
+    // [change, PATCH body (or DELETE), whether its keys stop too]
+    ['disabled', () => ({ disabled: true }), true],
+    ['given another role', () => ({ role: 'viewer' }), false],
+    ['given a new password', () => ({ password: 'another password of this account' }), false],
+    ['deleted', () => ({}), true]
+  ]
+  for (const [change, body, keysStop] of cases) {
+    const editor = await loginAs(app, 'editor')
+    const id = await callerIdOf(app, editor)
+    const key = await apiKeyOf(app, editor, { scopes: ['people:read'] })
+    const byToken = await connect(t, url)
+    await byToken.init(editor)
+    byToken.subscribe('1', MESSAGE_SENT, { p: ada })
+    const byKey = await connect(t, url)
+    await byKey.init({ 'x-api-key': key['x-api-key'] })
+    byKey.subscribe('1', MESSAGE_SENT, { p: ada })
+    await live(byToken, '1', () => sendMessage(url, admin, ada, 'probe'))
+    await live(byKey, '1', () => sendMessage(url, admin, ada, 'probe'))
+    const response = change === 'deleted'
+      ? await app.inject({ method: 'DELETE', url: `/users/${id}`, headers: admin })
+      : await app.inject({ method: 'PATCH', url: `/users/${id}`, headers: admin, payload: body(id) })
+    t.equal(response.statusCode, 200, `${change}: ${response.body}`)
+    t.same(await closedWithin(byToken, 5000), { code: 4403, reason: 'Forbidden' }, `${change}: the token's connection is closed`)
+    t.same(await closedWithin(byKey, keysStop ? 5000 : 1500), keysStop ? { code: 4403, reason: 'Forbidden' } : 'open',
+      `${change}: the key's connection ${keysStop ? 'is closed' : 'stays (the key still has people:read)'}`)
+  }
+})
+
 t.test('a token\'s subscriptions end when the token expires', async (t) => {
   const { app, url, admin } = await realServer(t, { subscriptions: { credentialCheckMs: 200 } })
   const ada = await createPerson(url, admin)
   const adminId = await callerIdOf(app, admin)
   // The same claims as the admin's own token (its account's token version), expiring sooner.
-  const claims = app.jwt.decode<{ tv: number }>(admin.authorization!.slice('Bearer '.length))
-  const shortLived = app.jwt.sign({ sub: adminId, tv: claims!.tv }, { expiresIn: '2s' })
+  const decoded = app.jwt.decode<{ payload: { tv: number } }>(admin.authorization!.slice('Bearer '.length))
+  const shortLived = app.jwt.sign({ sub: adminId, tv: decoded!.payload.tv }, { expiresIn: '2s' })
   const client = await connect(t, url)
   await client.init({ authorization: `Bearer ${shortLived}` })
   client.subscribe('1', MESSAGE_SENT, { p: ada })
@@ -347,7 +379,7 @@ t.test('one event fanned out to costly subscriptions does not hold other request
   const target = ids[0]!
   const client = await connect(t, url)
   await client.init(admin)
-  const costly = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 100) { name } } } } }'
+  const costly = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 70) { friends(limit: 70) { name } } } } }'
   const subscribers = SUBSCRIPTION_DEFAULTS.maxPerCaller
   for (let n = 1; n <= subscribers; n++) client.subscribe(String(n), costly, { p: target })
   // Handled in order: once the ping is answered, every subscribe was handed on.
