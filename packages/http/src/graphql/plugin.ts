@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preVa
 import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import mercurius from 'mercurius'
 import type { Access } from '../plugins/access.js'
+import { registerGraphiQL } from '../plugins/graphiql.js'
 import { RateLimitedError } from '../auth/rate-limits.js'
 import { assertEveryRootFieldGoverned, coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from './authorization.js'
 import { createContextFields, type GraphQLContext } from './context.js'
@@ -235,7 +236,8 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       resolvers: resolvers as unknown as mercurius.IResolvers,
       loaders: createLoaders(useCases) as mercurius.MercuriusLoaders,
       path: '/graphql',
-      graphiql: !production,
+      // GraphiQL is served from the service's own assets (plugins/graphiql.ts).
+      graphiql: false,
       ...(jit === false ? {} : { jit }),
       allowBatchedQueries: false,
       validationRules,
@@ -285,4 +287,5 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       await chargeSubscription(access)(context as unknown as { request: FastifyRequest, caller: Caller })
     })
   })
+  if (!production) await registerGraphiQL(app)
 }
