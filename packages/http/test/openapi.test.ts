@@ -421,3 +421,29 @@ t.test('a TypeScript client generated from the document type-checks and works ag
     anonymous: { status: 401, code: 'UNAUTHENTICATED' }
   })
 })
+
+// Last: it takes the database away from the server.
+t.test('when the database is gone, the 5xx answers conform to the document too', async (t) => {
+  await validator.init()
+  await server.database.close()
+  const problems: string[] = []
+  const statuses: number[] = []
+  for (const [method, path, body] of [
+    ['GET', '/person/0192f6c4-0000-7000-8000-000000000001'],
+    ['GET', '/people'],
+    ['POST', '/graphql', { query: '{ people { id } }' }]
+  ] as const) {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { ...server.admin, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const contentType = response.headers.get('content-type') ?? ''
+    const text = await response.text()
+    statuses.push(response.status)
+    problems.push(...violations({ method, path, status: response.status, headers: response.headers, body: JSON.parse(text), contentType }))
+  }
+  // GraphQL reports a failed field beside `data`, with 200 (GraphQL over HTTP).
+  t.same(statuses, [500, 500, 200], 'REST: 500; GraphQL: the error in the result')
+  t.same(problems, [], 'no response breaks the document')
+})
