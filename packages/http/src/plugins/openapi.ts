@@ -67,6 +67,7 @@ const operationOf = (route: Pick<RouteOptions, 'config' | 'url'>): Operation => 
 /** An annotated response schema (schemas/response.schemas.ts) as an OpenAPI response with its example. */
 const asDocumentResponse = (entry: ResponseEntry, headers: Record<string, unknown>): ResponseEntry => {
   if (entry.content !== undefined) return { ...entry, headers: { ...headers, ...entry.headers } }
+  if (entry.type === 'null') return { type: 'null', description: entry.description, headers: { ...headers, ...entry.headers } }
   const { description, examples, headers: own, ...schema } = entry
   return {
     description,
@@ -109,7 +110,7 @@ export const missingDocumentation = (schema: DocumentedSchema | undefined): stri
   if (!responses.some(([status]) => status.startsWith('2'))) return 'no success (2xx) response'
   for (const [status, entry] of responses) {
     if (typeof entry.description !== 'string') return `response ${status} has no description (use documented() or errorResponses())`
-    if (entry.content === undefined && entry.examples === undefined) return `response ${status} has no example`
+    if (entry.content === undefined && entry.examples === undefined && entry.type !== 'null') return `response ${status} has no example`
   }
   return undefined
 }

@@ -17,6 +17,7 @@ export const HEADERS = {
   Location: { type: 'string', description: 'The path of the resource just created.' },
   Link: { type: 'string', description: '`<…>; rel="next"`: the next page, with the other query parameters kept. Absent on the last page.' },
   ETag: { type: 'string', description: 'A tag of the resource as returned; it changes whenever the resource does.' },
+  'Idempotent-Replayed': { type: 'string', description: '`true`: this is the stored answer to an earlier request with the same Idempotency-Key; nothing was done again.' },
   'Cache-Control': { type: 'string', description: '`no-store`: the body holds a secret.' }
 } as const satisfies Record<string, { type: 'string' | 'integer', description: string }>
 
@@ -50,5 +51,15 @@ export const documented = <T extends TSchema>(schema: T, { description, example,
   ...withoutId(schema),
   description,
   examples: [example],
+  ...(headers.length === 0 ? {} : { headers: headersOf(headers) })
+})
+
+/**
+ * A response without a body (304 Not Modified): no example to give. The
+ * document shows its headers and no content.
+ */
+export const withoutBody = ({ description, headers = [] }: Omit<ResponseDoc, 'example'>) => ({
+  type: 'null' as const,
+  description,
   ...(headers.length === 0 ? {} : { headers: headersOf(headers) })
 })
