@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import fastifyStatic from '@fastify/static'
 import type { FastifyInstance } from 'fastify'
 import { headersOf } from '../schemas/response.schemas.js'
+import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
 
 const require = createRequire(import.meta.url)
 const packageDir = (name: string): string => dirname(require.resolve(`${name}/package.json`))
@@ -27,6 +28,10 @@ export const registerGraphiQL = async (app: FastifyInstance): Promise<void> => {
   }
   await app.register(async (scope) => {
     await scope.register(fastifyStatic, { root: own, serve: false })
+    scope.addHook('onRequest', (_request, reply, done) => {
+      reply.header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY)
+      done()
+    })
     scope.get('/graphiql', {
       config: { operation: 'graphiql' },
       schema: {

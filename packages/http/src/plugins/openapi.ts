@@ -6,6 +6,7 @@ import { isOperation, operationOfUrl, POLICY, type Operation, type Requirement }
 import { errorResponse, type ErrorStatus } from '../schemas/error.schema.js'
 import { GraphQLResponseSchema } from '../schemas/graphql-http.schemas.js'
 import { headersOf, type HeaderName } from '../schemas/response.schemas.js'
+import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
 import { FOREIGN_ROUTES } from './openapi-foreign-routes.js'
 
 /** Every tag an operation may carry; an undeclared one fails the start. */
@@ -179,6 +180,7 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    staticCSP: PAGE_CONTENT_SECURITY_POLICY,
     // Tokens and keys typed into the page stay in the page: not in localStorage.
     uiConfig: { persistAuthorization: false, deepLinking: true, displayOperationId: true }
   })
