@@ -1,5 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createConfig, lintFromString } from '@redocly/openapi-core'
 import { POLICY, ROUTE_OPERATIONS, type Operation } from '@people-service/http'
@@ -397,9 +398,11 @@ export const run = async (baseUrl: string, authorization: string) => {
 `
 
 t.test('a TypeScript client generated from the document type-checks and works against the server', async (t) => {
-  // Under the package, so that the client resolves openapi-fetch from node_modules.
-  const dir = mkdtempSync(join(dirname(fileURLToPath(import.meta.url)), '.generated-client-'))
+  // Generated afresh on every run, so it cannot go stale; the project's
+  // node_modules are linked in for openapi-fetch.
+  const dir = mkdtempSync(join(tmpdir(), 'people-service-client-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  symlinkSync(fileURLToPath(new URL('../../../node_modules', import.meta.url)), join(dir, 'node_modules'), 'dir')
   writeFileSync(join(dir, 'api.d.ts'), astToString(await openapiTS(structuredClone(document) as never)))
   writeFileSync(join(dir, 'client.ts'), CLIENT)
   writeFileSync(join(dir, 'package.json'), '{ "type": "module" }')
