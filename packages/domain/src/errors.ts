@@ -15,6 +15,12 @@ export type DomainErrorCode =
   | 'FORBIDDEN'
   | 'USERNAME_TAKEN'
   | 'API_KEY_NOT_FOUND'
+  | 'PRECONDITION_FAILED'
+  | 'EDIT_CONFLICT'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_IN_USE'
+  | 'ACCOUNT_NOT_FOUND'
+  | 'LAST_ADMIN'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
@@ -48,3 +54,15 @@ export const forbidden = (message: string): DomainError => new DomainError('FORB
 
 export const apiKeyNotFound = (id: string): DomainError =>
   new DomainError('API_KEY_NOT_FOUND', `no API key with id ${JSON.stringify(id)}`)
+
+export const preconditionFailed = (id: string): DomainError =>
+  new DomainError('PRECONDITION_FAILED', `the person ${JSON.stringify(id)} has changed since the version named; read it again`)
+export const accountNotFound = (id: string): DomainError =>
+  new DomainError('ACCOUNT_NOT_FOUND', `no account with id ${JSON.stringify(id)}`)
+
+export const lastAdmin = (): DomainError =>
+  new DomainError('LAST_ADMIN', 'the last enabled admin cannot be deleted, disabled or given another role')
+
+/** Unknown username and wrong password alike, so a response never tells which usernames exist. */
+export const invalidCredentials = (message = 'wrong username or password'): DomainError =>
+  new DomainError('INVALID_CREDENTIALS', message)

@@ -3,12 +3,14 @@ import type { PasswordHasher } from './account/password-hasher.js'
 import type { ApiKeyRepository } from './api-key/api-key.repository.js'
 import type { ApiKeyUsageRepository } from './api-key/api-key-usage.js'
 import type { KeyRevocations } from './api-key/key-revocations.js'
+import type { IdempotencyRepository } from './idempotency/idempotency.repository.js'
 import type { FriendshipRepository } from './friendship/friendship.repository.js'
 import type { MessageEvents } from './message/message.events.js'
 import type { MessageRepository } from './message/message.repository.js'
 import type { PersonRepository } from './person/person.repository.js'
 import type { Clock } from './shared/clock.js'
 import type { IdGenerator } from './shared/ids.js'
+import type { UnitOfWork } from './shared/unit-of-work.js'
 
 /** Everything the use cases need from the outside world. */
 export interface Ports {
@@ -18,6 +20,9 @@ export interface Ports {
   accounts: AccountRepository
   apiKeys: ApiKeyRepository
   apiKeyUsage: ApiKeyUsageRepository
+  idempotency: IdempotencyRepository
+  /** Transactions over people, messages and idempotency records together. */
+  unitOfWork: UnitOfWork
   passwords: PasswordHasher
   revocations: KeyRevocations
   clock: Clock

@@ -36,7 +36,7 @@ t.test('scrypt hashes are salted, self-describing and verify only their password
 t.test('accounts: validated, unique by name, never returned with their hash', async (t) => {
   const { access } = setup()
   const ada = await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'editor' })
-  t.same(Object.keys(ada).sort(), ['createdAt', 'id', 'role', 'username'])
+  t.same(Object.keys(ada).sort(), ['createdAt', 'disabled', 'id', 'role', 'username'])
   await t.rejects(access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'viewer' }), { code: 'USERNAME_TAKEN' })
   const bad: Array<[Record<string, unknown>, string]> = [
     [{ username: '', password: 'correct horse battery', role: 'viewer' }, 'username'],
@@ -56,7 +56,7 @@ t.test('ensureAdmin creates the first admin once, generating a password when non
   const first = await access.ensureAdmin({ username: 'root' })
   t.equal(first.created?.role, 'admin')
   t.match(first.generatedPassword, /^[\w-]{24}$/)
-  t.same(await access.ensureAdmin({ username: 'root', password: 'another password here' }), {}, 'an existing admin is left alone')
+  t.same(await access.ensureAdmin({ username: 'root', password: 'another password here' }), { existing: true }, 'an existing admin is left alone, and says so')
   t.equal((await access.logIn('root', first.generatedPassword!)).username, 'root')
   const given = await access.ensureAdmin({ username: 'boss', password: 'a given password' })
   t.equal(given.generatedPassword, undefined)
@@ -145,7 +145,7 @@ t.test('without a readable revocation version nothing is cached, so revocations 
   const failing: KeyRevocations = { version: async () => { throw new Error('redis down') }, revoked: async () => {} }
   const warnings: unknown[] = []
   const { ports, callerWithRole, access: writer } = setup({ revocations: failing })
-  const reader = createAccessUseCases(ports, { apiKeyCache: { onRevocationsUnavailable: (e) => warnings.push(e) } })
+  const reader = createAccessUseCases(ports, { credentialCache: { onRevocationsUnavailable: (e) => warnings.push(e) } })
   const viewer = await callerWithRole('viewer')
   const created = await writer.createApiKey(viewer, { name: 'v' })
   t.ok(await reader.authenticateApiKey(created.key))
@@ -205,4 +205,33 @@ t.test('entries cached before an outage of the revocation version are not truste
   t.equal(await access.authenticateApiKey(created.key), undefined, 'during the outage: read from the database')
   down = false
   t.equal(await access.authenticateApiKey(created.key), undefined, 'after it: the old entry is gone, although the version is v1 again')
+})
+
+t.test('two admins demoting each other at once leave one admin: the rule holds inside the transaction', async (t) => {
+  const { access, ports } = setup()
+  const [ada, bob] = [await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'admin' }), await access.createAccount({ username: 'bob', password: 'correct horse battery', role: 'admin' })]
+  const outcomes = await Promise.allSettled([access.updateAccount(ada.id, { role: 'viewer' }), access.updateAccount(bob.id, { disabled: true })])
+  t.same(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected'])
+  t.match(outcomes.find((o) => o.status === 'rejected'), { reason: { code: 'LAST_ADMIN' } })
+  const admins = (await ports.accounts.list({ limit: 10 })).filter((a) => a.role === 'admin' && !a.disabled)
+  t.equal(admins.length, 1)
+  await t.rejects(access.deleteAccount(admins[0]!.id), { code: 'LAST_ADMIN' })
+})
+
+t.test('a token version goes up with a new role or password and with disabling, not with enabling or no change', async (t) => {
+  const { access, ports } = setup()
+  const vera = await access.createAccount({ username: 'vera', password: 'correct horse battery', role: 'viewer' })
+  const version = async () => (await ports.accounts.findById(vera.id))!.tokenVersion
+  const steps: Array<[Parameters<typeof access.updateAccount>[1], number]> = [
+    [{}, 0], [{ role: 'viewer' }, 0], [{ role: 'editor' }, 1], [{ password: 'another fine password' }, 2],
+    [{ disabled: true }, 3], [{ disabled: true }, 3], [{ disabled: false }, 3]
+  ]
+  for (const [changes, expected] of steps) {
+    await access.updateAccount(vera.id, changes)
+    t.equal(await version(), expected, JSON.stringify(changes))
+  }
+  await access.changePassword(vera.id, { currentPassword: 'another fine password', newPassword: 'and yet another one' })
+  t.equal(await version(), 4, 'POST /auth/password')
+  await t.rejects(access.changePassword(vera.id, { currentPassword: 'wrong', newPassword: 'and yet another one' }), { code: 'INVALID_CREDENTIALS' })
+  t.equal(await version(), 4)
 })

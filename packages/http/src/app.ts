@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { GRAPHQL_LIMITS } from './graphql/limits.js'
 import { inProcessMessageBus, type MessageBus } from './graphql/message-bus.js'
 import { registerGraphQL } from './graphql/plugin.js'
+import { SUBSCRIPTION_DEFAULTS, type SubscriptionSettings } from './graphql/subscriptions/socket-sessions.js'
 import { installAccess, type AccessOptions } from './plugins/access.js'
 import { installClosingHeader } from './plugins/closing.js'
 import { answerRouterError, installErrorHandling } from './plugins/errors.js'
@@ -45,6 +46,12 @@ export interface AppOptions {
    * false: never. Default GRAPHQL_LIMITS.jitAfter (`npm run bench` measures both).
    */
   graphqlJit?: number | false
+  /**
+   * WebSocket connections to /graphql: the `connection_init` deadline, live
+   * subscriptions per caller, how often credentials are checked anew.
+   * Defaults: SUBSCRIPTION_DEFAULTS (10 s, 20, 1 s).
+   */
+  subscriptions?: Partial<SubscriptionSettings>
   /**
    * Carries sent messages to GraphQL subscribers. The caller that passes one
    * also makes `ports.events` publish to it (the composition root does).
@@ -133,7 +140,9 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await registerGraphQL(app, {
     useCases,
     access,
+    revocations: ports.revocations,
     messageBus,
+    subscriptions: { ...SUBSCRIPTION_DEFAULTS, ...options.subscriptions },
     production,
     maxCost: options.graphqlMaxCost ?? GRAPHQL_LIMITS.defaultMaxCost,
     jit: options.graphqlJit ?? GRAPHQL_LIMITS.jitAfter

@@ -10,5 +10,10 @@ export const REDACTED_LOG_PATHS = [
   'headers.authorization',
   'headers["x-api-key"]',
   'body.password',
-  'req.body.password'
+  'req.body.password',
+  // POST /auth/password
+  'body.currentPassword',
+  'body.newPassword',
+  'req.body.currentPassword',
+  'req.body.newPassword'
 ]

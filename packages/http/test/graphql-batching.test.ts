@@ -1,11 +1,14 @@
 import t from 'tap'
 import { uuidv7Generator, type Person } from '@people-service/domain'
 import { createRepositories } from '@people-service/infra'
+import { CHUNK_ROWS } from '../src/graphql/turns.js'
 import { build, graphql, portsOver, postGraphQL, sqliteDatabase } from './helper.js'
 
 /*
  * No N+1: the number of SQL statements a query costs depends on its shape,
- * never on how many people it touches. Counted on a real SQLite file.
+ * never on how many people it touches: one per level, or one per
+ * CHUNK_ROWS rows of a level bigger than that (turns.ts). Counted on a real
+ * SQLite file.
  */
 
 const ids = uuidv7Generator()
@@ -16,7 +19,7 @@ const seeded = async (t: Parameters<typeof sqliteDatabase>[0], count: number) =>
   const people: Person[] = []
   const now = new Date()
   for (let i = 0; i < count; i++) {
-    const person: Person = { id: ids.next(), name: `Person ${i}`, age: 20 + (i % 50), email: null, address: null, createdAt: now, updatedAt: now }
+    const person: Person = { id: ids.next(), name: `Person ${i}`, age: 20 + (i % 50), email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
     await repositories.people.insert(person)
     people.push(person)
   }
@@ -26,6 +29,8 @@ const seeded = async (t: Parameters<typeof sqliteDatabase>[0], count: number) =>
     await repositories.messages.insert({ id: ids.next(), personId: people[i]!.id, text: `hello ${i}`, senderId: 'seed', sentAt: now })
   }
   const { api } = await build(t, { ports: portsOver(repositories) })
+  // The caller's account is read once, then served from the credential cache.
+  await api.inject('/users/me')
   database.statements.length = 0
   return { app: api, statements: database.statements }
 }
@@ -43,13 +48,14 @@ const countStatements = async (t: Checks, people: number, query: string): Promis
   t.equal(status, 200, 'answered')
   t.equal(body.errors, undefined, 'no errors')
   const list = (body.data as { people: Array<{ friends: unknown[] }> }).people
-  t.equal(list.length, Math.min(people, 100), `${people} people seeded, at most 100 answered`)
+  t.equal(list.length, Math.min(people, 50), `${people} people seeded, at most 50 answered`)
   t.ok(list.every((p) => p.friends.length === 6), 'each with their six friends')
   return statements.length
 }
 
 t.test('people → friends → messages costs the same statements for 10 people as for 150', async (t) => {
-  const query = '{ people(limit: 100) { friends(limit: 10) { name messages(limit: 5) { text } } } }'
+  // 50 people, 500 friends, 500 messages: each level fits in one chunk.
+  const query = '{ people(limit: 50) { friends(limit: 10) { name messages(limit: 1) { text } } } }'
   const few = await countStatements(t, 10, query)
   const many = await countStatements(t, 150, query)
   t.equal(few, 3, 'one statement per level: people, friends, messages')
@@ -57,7 +63,7 @@ t.test('people → friends → messages costs the same statements for 10 people 
 })
 
 t.test('whole-person fields of list entries and Message.person load in one batch per level', async (t) => {
-  const query = '{ people(limit: 100) { age friends(limit: 10) { name age address { city } messages(limit: 5) { person { name email } } } } }'
+  const query = '{ people(limit: 50) { age friends(limit: 10) { name age address { city } messages(limit: 1) { person { name email } } } } }'
   const few = await countStatements(t, 10, query)
   const many = await countStatements(t, 150, query)
   t.equal(few, 6, 'people, their ages, friends, the friends\' ages, messages, their recipients')
@@ -65,6 +71,15 @@ t.test('whole-person fields of list entries and Message.person load in one batch
 })
 
 t.test('aliases with different limits are one batch each', async (t) => {
-  const query = '{ people(limit: 100) { friends(limit: 10) { name } first: friends(limit: 1) { name } } }'
+  const query = '{ people(limit: 50) { friends(limit: 10) { name } first: friends(limit: 1) { name } } }'
   t.equal(await countStatements(t, 150, query), 3)
+})
+
+t.test('a level of more than CHUNK_ROWS rows is read in chunks of at most that many', async (t) => {
+  const { app: api, statements } = await seeded(t, 150)
+  // 150 people, up to 10 friends each: room for 1,500 rows.
+  const { status, body } = await graphql(api, postGraphQL('{ people(limit: 150) { friends(limit: 10) { id } } }'))
+  t.equal(status, 200)
+  t.ok((body.data as { people: Array<{ friends: unknown[] }> }).people.every((p) => p.friends.length === 6), 'everyone\'s six friends, whatever the chunk')
+  t.equal(statements.length, 1 + Math.ceil(150 / Math.floor(CHUNK_ROWS / 10)), 'people, then one statement per chunk of friends')
 })

@@ -119,10 +119,17 @@ t.test('a subscription over the limits is refused before it subscribes', async (
     client.subscribe({ query }, { next: resolve, error: resolve, complete: () => resolve('completed') })
   })
   t.match(await refuse('subscription { messageSent { person { friends(limit: 100) { friends(limit: 2) { name } } } } }'),
-    [{ message: /worst-case cost is 300, over the budget of 100/, extensions: { code: 'QUERY_TOO_COSTLY' } }])
+    [{ message: /worst-case cost is 301, over the budget of 100/, extensions: { code: 'QUERY_TOO_COSTLY' } }])
   t.match(await refuse('subscription { messageSent { person { friends(limit: 101) { name } } } }'),
     [{ message: /^friends\(limit:\) must be an integer from 0 to 100/ }])
   t.match(await refuse('subscription { messageSent { nope } }'), [{ message: /Cannot query field "nope"/ }])
+  t.match(await refuse('subscription { messageSent(personId: "nope") { text } }'),
+    [{ message: /^messageSent\(personId:\) must be an id this service issued$/, extensions: { code: 'VALIDATION_FAILED', field: 'messageSent.personId' } }],
+    'an id that can never match is refused, not listened for')
+  t.match(await refuse(`subscription { messageSent { text } } # ${'x'.repeat(40_000)}`),
+    [{ message: /^the document is \d+ characters long; at most 32768/, extensions: { code: 'DOCUMENT_TOO_LARGE' } }])
+  const nest = (levels: number): string => levels === 0 ? 'name' : `friends(limit: 1) { ${nest(levels - 1)} }`
+  t.match(await refuse(`subscription { messageSent { person { ${nest(9)} } } }`), [{ extensions: { code: 'QUERY_TOO_DEEP' } }])
 })
 
 /**

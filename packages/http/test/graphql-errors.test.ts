@@ -19,10 +19,6 @@ t.test('a domain error reaches the client with the code REST shows, data null wh
     ['mutation ($id: ID!) { addFriend(personId: $id, friendId: "' + UNKNOWN + '") { id } }', { id: ada.id }, 'PERSON_NOT_FOUND'],
     ['mutation ($id: ID!) { removeFriend(personId: $id, friendId: "nope") { id } }', { id: ada.id }, 'PERSON_NOT_FOUND'],
     ['mutation ($id: ID!) { sendMessage(personId: $id, text: "hi") { id } }', { id: UNKNOWN }, 'PERSON_NOT_FOUND'],
-    ['mutation ($id: ID!) { sendMessage(personId: $id, text: "") { id } }', { id: ada.id }, 'VALIDATION_FAILED', 'text'],
-    ['mutation { createPerson(input: { name: "" }) { id } }', {}, 'VALIDATION_FAILED', 'name'],
-    ['mutation ($id: ID!) { updatePerson(id: $id, input: { age: 151 }) { id } }', { id: ada.id }, 'VALIDATION_FAILED', 'age'],
-    ['mutation ($id: ID!) { updatePerson(id: $id, input: { name: null }) { id } }', { id: ada.id }, 'VALIDATION_FAILED', 'name'],
     ['{ people(cursor: "garbage") { id } }', {}, 'INVALID_CURSOR', 'cursor']
   ]
   for (const [query, variables, code, field] of cases) {
@@ -168,7 +164,8 @@ t.test('list limits out of range are refused before running, naming the argument
     ['query ($l: Int) { people(limit: $l) { id } }', { l: 5000 }, /^people\(limit:\).* not 5000$/],
     ['{ people { friends(limit: 101) { id } } }', undefined, /^friends\(limit:\) must be an integer from 0 to 100, not 101$/],
     ['query ($l: Int = -1) { people { friends(limit: $l) { id } } }', undefined, /^friends\(limit:\).* not -1$/],
-    ['{ people { messages(limit: 101) { id } } }', undefined, /^messages\(limit:\) must be an integer from 0 to 100/]
+    ['{ people { messages(limit: 101) { id } } }', undefined, /^messages\(limit:\) must be an integer from 1 to 100/],
+    ['{ people { messages(limit: 0) { id } } }', undefined, /^messages\(limit:\) must be an integer from 1 to 100, not 0$/]
   ]
   for (const [query, variables, message] of cases) {
     const { status, body } = await graphql(api, getGraphQL(query, variables))
@@ -176,8 +173,8 @@ t.test('list limits out of range are refused before running, naming the argument
     t.match(body.errors?.[0], { message, extensions: { code: 'VALIDATION_FAILED' } })
     t.notOk('data' in body)
   }
-  const zero = await graphql(api, getGraphQL('{ people(limit: 1) { friends(limit: 0) { id } messages(limit: 0) { id } } }'))
-  t.same(zero.body, { data: { people: [] } }, 'limit 0 is allowed on friends and messages')
+  const zero = await graphql(api, getGraphQL('{ people(limit: 1) { friends(limit: 0) { id } } }'))
+  t.same(zero.body, { data: { people: [] } }, 'limit 0 is allowed on friends, as the contract says')
 })
 
 t.test('queries deeper than 10 levels are 400, fragments included, introspection excluded', async (t) => {
@@ -188,10 +185,11 @@ t.test('queries deeper than 10 levels are 400, fragments included, introspection
   const eleven = await graphql(api, getGraphQL(`{ people(limit: 1) { ${nest(10)} } }`))
   t.equal(eleven.status, 400)
   t.same(codesOf(eleven.body), ['QUERY_TOO_DEEP'])
-  t.match(eleven.body.errors?.[0]?.message, /11 levels deep; at most 10/)
+  t.match(eleven.body.errors?.[0]?.message, /^Query depth limit of 10 exceeded, found 11\.$/)
   const viaFragment = await graphql(api, getGraphQL(`query Deep { people(limit: 1) { ...F } } fragment F on Person { ${nest(10)} }`))
   t.equal(viaFragment.status, 400)
-  t.match(viaFragment.body.errors?.[0]?.message, /^Deep is 11 levels deep/)
+  t.same(codesOf(viaFragment.body), ['QUERY_TOO_DEEP'])
+  t.match(viaFragment.body.errors?.[0]?.message, /found 11/)
   const introspection = await graphql(api, getGraphQL('{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }'))
   t.equal(introspection.status, 200, 'GraphiQL can read the schema')
 })
@@ -203,13 +201,13 @@ t.test('a query over the cost budget is 400 naming its cost, and nothing runs', 
   t.equal(status, 400)
   t.same(body, {
     errors: [{
-      message: "the query's worst-case cost is 110100, over the budget of 50000; ask for smaller limits or fewer nested lists",
-      extensions: { code: 'QUERY_TOO_COSTLY', cost: 110100, maxCost: 50000 }
+      message: "the query's worst-case cost is 110100, over the budget of 5000; ask for smaller limits or fewer nested lists",
+      extensions: { code: 'QUERY_TOO_COSTLY', cost: 110100, maxCost: 5000 }
     }]
   })
   t.same(await gqlData(api, '{ people { id } }'), { people: [] }, 'the mutation did not run')
-  const within = await graphql(api, getGraphQL('{ people(limit: 100) { friends(limit: 10) { name messages(limit: 5) { text } } } }'))
-  t.equal(within.status, 200, '100 + 1,000 + 5,000 = 6,100 is within the default budget')
+  const within = await graphql(api, getGraphQL('{ people(limit: 100) { friends(limit: 10) { name messages(limit: 3) { text } } } }'))
+  t.equal(within.status, 200, '100 + 1,000 + 3,000 = 4,100 is within the default budget')
 })
 
 t.test('the cost budget is an option; costs add up over aliases, fragments and variables', async (t) => {
@@ -221,7 +219,7 @@ t.test('the cost budget is an option; costs add up over aliases, fragments and v
   t.equal(await cost('{ people(limit: 1000) { id } }'), 'ok', 'exactly the budget')
   t.equal(await cost('{ people(limit: 1000) { id } more: people(limit: 1) { id } }'), 1001)
   t.equal(await cost('{ people { friends { id } } }'), 1100, 'defaults count: 100 + 100 x 10')
-  t.equal(await cost('query ($n: Int!) { people(limit: $n) { ...F } } fragment F on Person { messages(limit: 3) { person { friends(limit: 2) { id } } } }', { n: 101 }), 101 + 303 + 606)
+  t.equal(await cost('query ($n: Int!) { people(limit: $n) { ...F } } fragment F on Person { messages(limit: 3) { person { friends(limit: 2) { id } } } }', { n: 101 }), 101 + 303 + 303 + 606, 'a message\'s person costs 1')
   t.equal(await cost('query ($skip: Boolean!) { people(limit: 100) { friends(limit: 100) @skip(if: $skip) { id } } }', { skip: true }), 'ok', 'skipped fields cost nothing')
 })
 

@@ -5,7 +5,7 @@ import tap from 'tap'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Ports, type Role } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
-import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle } from '@people-service/infra'
+import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle, type Repositories } from '@people-service/infra'
 import { postgresDatabase, type PostgresTestDatabase, type Teardown } from '@people-service/infra/testing'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 
@@ -43,7 +43,7 @@ export const callerIdOf = async (app: FastifyInstance, credentials: Headers): Pr
   (await app.access.authenticate({ authorization: credentials.authorization, apiKey: credentials['x-api-key'] })).id
 
 /** Full ports over some repositories (a real database's), as the composition root makes them. */
-export const portsOver = (repositories: Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>): Ports => ({
+export const portsOver = (repositories: Repositories): Ports => ({
   ...repositories,
   passwords: fastPasswordHasher(),
   revocations: localKeyRevocations(),
@@ -141,7 +141,7 @@ export const sqliteDatabase = async (t: Teardown): Promise<DatabaseHandle & { st
  * The app as the composition root wires it (SQLite file, in-process message
  * bus), listening on a free port of 127.0.0.1; closed when the test ends.
  */
-export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 'access'>> = {}) => {
+export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 'access'>> & { access?: Partial<AccessOptions> } = {}) => {
   const database = await sqliteDatabase(t)
   const messageBus = inProcessMessageBus()
   const app = await buildApp({
@@ -154,7 +154,7 @@ export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 
       ids: uuidv7Generator(),
       events: messageBus.events
     },
-    access: { tokens: { secret: TEST_JWT_SECRET } },
+    access: { ...options.access, tokens: { secret: TEST_JWT_SECRET } },
     messageBus
   })
   t.teardown(async () => {

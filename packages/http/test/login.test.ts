@@ -76,14 +76,14 @@ t.test('admins create accounts; the response never holds a password or hash', as
   const response = await app.inject({ method: 'POST', url: '/users', headers: admin, payload: { username: 'grace', password: PASSWORD, role: 'editor' } })
   t.equal(response.statusCode, 201)
   const body = response.json()
-  t.same(Object.keys(body).sort(), ['createdAt', 'id', 'role', 'username'])
-  t.match(body, { username: 'grace', role: 'editor' })
+  t.same(Object.keys(body).sort(), ['createdAt', 'disabled', 'id', 'role', 'username'])
+  t.match(body, { username: 'grace', role: 'editor', disabled: false })
   t.notMatch(response.body, /scrypt|password/i)
   const login = await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'grace', password: PASSWORD } })
   t.equal(login.statusCode, 200, 'the new account can log in')
 
   const again = await app.inject({ method: 'POST', url: '/users', headers: admin, payload: { username: 'grace', password: PASSWORD, role: 'viewer' } })
-  t.equal(again.statusCode, 400)
+  t.equal(again.statusCode, 409)
   t.equal(again.json().code, 'USERNAME_TAKEN')
   for (const [name, payload] of Object.entries({
     'an unknown role': { username: 'x1', password: PASSWORD, role: 'root' },

@@ -42,7 +42,8 @@ interface Document {
 // The compiler and linter hold the event loop for seconds: not a reason to turn
 // requests away here (0 switches the event-loop check off; a blocked interval
 // otherwise reads as an infinite delay).
-const server = await realServer(t, { pressure: { maxEventLoopDelay: 0 } })
+const METRICS_TOKEN = 'a-scraper-token-of-some-length'
+const server = await realServer(t, { pressure: { maxEventLoopDelay: 0 }, access: { metricsToken: METRICS_TOKEN } })
 const documentResponse = await fetch(`${server.url}/openapi.json`)
 const document = await documentResponse.json() as Document
 
@@ -70,6 +71,11 @@ const operationOfPath = (method: string, path: string): Operation => {
     'GET /health/live': 'health.live',
     'GET /health/ready': 'health.ready',
     'POST /users': 'users.create',
+    'GET /users': 'users.list',
+    'GET /users/me': 'users.me',
+    'PATCH /users/:id': 'users.update',
+    'DELETE /users/:id': 'users.delete',
+    'POST /auth/password': 'auth.password',
     'POST /api-keys': 'apiKeys.create',
     'GET /api-keys': 'apiKeys.list',
     'DELETE /api-keys/:id': 'apiKeys.revoke',
@@ -93,7 +99,8 @@ t.test('servers, security schemes and tags are declared', async (t) => {
   t.same(document.servers, [{ url: '/', description: 'the server this document was fetched from' }])
   t.match(document.components.securitySchemes, {
     apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-    bearerAuth: { type: 'http', scheme: 'bearer' }
+    bearerAuth: { type: 'http', scheme: 'bearer' },
+    metricsToken: { type: 'http', scheme: 'bearer' }
   })
   const declared = new Set(document.tags?.map((tag) => tag.name))
   for (const tag of document.tags ?? []) t.ok(tag.description, `tag ${tag.name} is described`)
@@ -119,6 +126,8 @@ t.test('every operation has a unique operationId, a summary, and the security of
     t.same(schemes.find(([scheme]) => scheme === 'bearerAuth'), ['bearerAuth', scopes], `${name}: an access token with ${scopes.join(' ') || 'any scope'}`)
     const accountsOnly = 'accounts' in requirement && requirement.accounts
     t.same(schemes.find(([scheme]) => scheme === 'apiKey'), accountsOnly ? undefined : ['apiKey', scopes], `${name}: ${accountsOnly ? 'no' : 'an'} API key`)
+    const metricsToken = 'metricsToken' in requirement && requirement.metricsToken
+    t.same(schemes.find(([scheme]) => scheme === 'metricsToken'), metricsToken ? ['metricsToken', []] : undefined, `${name}: ${metricsToken ? 'the' : 'no'} metrics token`)
   }
 })
 
@@ -139,6 +148,7 @@ t.test('every operation lists the errors its policy implies, with examples and t
       t.ok(headers.includes('X-Request-Id'), `${name} ${status}: X-Request-Id`)
       if (requirement.access === 'caller') {
         for (const header of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) t.ok(headers.includes(header), `${name} ${status}: ${header}`)
+        t.ok(headers.includes('Cache-Control'), `${name} ${status}: Cache-Control (no-store on every answer to an authenticated request)`)
       }
       if (status === '429') t.ok(headers.includes('Retry-After'), `${name} 429: Retry-After`)
       if (status === '401') t.ok(headers.includes('WWW-Authenticate'), `${name} 401: WWW-Authenticate`)
@@ -163,6 +173,14 @@ t.test('headers the service sends are documented where it sends them', async (t)
   t.ok(document.paths['/people']?.get?.responses['200']?.headers?.Link, 'GET /people 200: Link')
   t.ok(document.paths['/person/{id}/messages']?.get?.responses['200']?.headers?.Link, 'GET /person/{id}/messages 200: Link')
   t.ok(document.paths['/graphql']?.get?.responses['405']?.headers?.Allow, 'GET /graphql 405: Allow')
+  t.ok(document.paths['/users']?.get?.responses['200']?.headers?.Link, 'GET /users 200: Link')
+  for (const [path, method, status] of [['/person/{id}', 'get', '200'], ['/person/{id}', 'get', '304'], ['/person/{id}', 'patch', '200'], ['/person', 'post', '201']] as const) {
+    t.ok(document.paths[path]?.[method]?.responses[status]?.headers?.ETag, `${method.toUpperCase()} ${path} ${status}: ETag`)
+  }
+  for (const path of ['/person', '/message']) {
+    t.ok(document.paths[path]?.post?.responses['201']?.headers?.['Idempotent-Replayed'], `POST ${path} 201: Idempotent-Replayed`)
+    t.ok(document.paths[path]?.post?.responses['409']?.headers?.['Retry-After'], `POST ${path} 409: Retry-After`)
+  }
 })
 
 t.test('a route that does not document itself cannot be registered', async (t) => {
@@ -202,7 +220,7 @@ const validator = new OpenAPIBackend({
 /** Headers a client may act on: wherever the service sends one, the document must say so. */
 const WATCHED_HEADERS = [
   'x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'www-authenticate',
-  'allow', 'location', 'link', 'etag', 'idempotent-replayed'
+  'allow', 'location', 'link', 'etag', 'idempotent-replayed', 'cache-control'
 ]
 
 interface Exchange { method: string, path: string, status: number, headers: Headers, body: unknown, contentType: string }
@@ -251,7 +269,8 @@ t.test('real requests, successes and every error status, conform to the document
     })
     const contentType = response.headers.get('content-type') ?? ''
     const text = await response.text()
-    const body = contentType.includes('json') ? JSON.parse(text) as unknown : text
+    // A 304 has no body, whatever content type it repeats.
+    const body = contentType.includes('json') && text !== '' ? JSON.parse(text) as unknown : text
     problems.push(...violations({ method, path, status: response.status, headers: response.headers, body, contentType }))
     const key = operationNameOf(method, path) ?? `${method} ${path}`
     seen.set(key, (seen.get(key) ?? new Set()).add(response.status))
@@ -261,16 +280,42 @@ t.test('real requests, successes and every error status, conform to the document
   const as = (headers: Record<string, string>) => ({ headers })
 
   // Public pages and operations.
-  for (const path of ['/health/live', '/health/ready', '/openapi.json', '/docs', '/graphiql', '/metrics']) await send('GET', path)
+  for (const path of ['/health/live', '/health/ready', '/openapi.json', '/docs', '/graphiql']) await send('GET', path)
 
   // Accounts and logins.
   const login = async (username: string) => (await send('POST', '/auth/login', { body: { username, password: PASSWORD } })).body.access_token as string
   t.equal((await send('POST', '/users', { ...as(admin), body: { username: 'edith', password: PASSWORD, role: 'editor' } })).status, 201)
   t.equal((await send('POST', '/users', { ...as(admin), body: { username: 'vera', password: PASSWORD, role: 'viewer' } })).status, 201)
-  t.equal((await send('POST', '/users', { ...as(admin), body: { username: 'vera', password: PASSWORD, role: 'viewer' } })).status, 400, 'a taken username')
+  t.equal((await send('POST', '/users', { ...as(admin), body: { username: 'vera', password: PASSWORD, role: 'viewer' } })).status, 409, 'a taken username')
+  t.equal((await send('POST', '/users', { ...as(admin), body: { username: 'vera', role: 'viewer' } })).status, 400)
   const editor = { authorization: `Bearer ${await login('edith')}` }
   const viewer = { authorization: `Bearer ${await login('vera')}` }
   t.equal((await send('POST', '/users', { ...as(editor), body: { username: 'x', password: PASSWORD, role: 'viewer' } })).status, 403)
+  const adminAccount = await send('GET', '/users/me', as(admin))
+  t.equal(adminAccount.status, 200)
+  t.equal((await send('GET', '/users/me')).status, 401)
+  t.equal((await send('GET', '/users?limit=1', as(admin))).headers.has('link'), true, 'a next page of accounts')
+  t.equal((await send('GET', '/users?limit=0', as(admin))).status, 400)
+  t.equal((await send('GET', '/users', as(editor))).status, 403)
+  const olga = await send('POST', '/users', { ...as(admin), body: { username: 'olga', password: PASSWORD, role: 'viewer' } })
+  const olgaPath = `/users/${olga.body.id as string}`
+  const nobodyAccount = '/users/0192f6c4-0000-7000-8000-0000000000ff'
+  t.equal((await send('PATCH', olgaPath, { ...as(admin), body: { role: 'editor', disabled: true } })).status, 200)
+  t.equal((await send('PATCH', olgaPath, { ...as(admin), body: { role: 'owner' } })).status, 400)
+  t.equal((await send('PATCH', olgaPath, { ...as(editor), body: { disabled: false } })).status, 403)
+  t.equal((await send('PATCH', nobodyAccount, { ...as(admin), body: { disabled: false } })).status, 404)
+  const adminPath = `/users/${adminAccount.body.id as string}`
+  t.match((await send('PATCH', adminPath, { ...as(admin), body: { role: 'editor' } })).body, { statusCode: 409, code: 'LAST_ADMIN' }, 'the last admin keeps the role')
+  t.match((await send('DELETE', adminPath, as(admin))).body, { statusCode: 409, code: 'LAST_ADMIN' }, 'the last admin stays')
+  t.equal((await send('DELETE', olgaPath, as(editor))).status, 403)
+  t.equal((await send('DELETE', olgaPath, as(admin))).status, 200)
+  t.equal((await send('DELETE', olgaPath, as(admin))).status, 404)
+
+  // Metrics: an admin, or the scraper's bearer token.
+  t.equal((await send('GET', '/metrics', as(admin))).status, 200)
+  t.equal((await send('GET', '/metrics', as({ authorization: `Bearer ${METRICS_TOKEN}` }))).status, 200)
+  t.equal((await send('GET', '/metrics')).status, 401)
+  t.equal((await send('GET', '/metrics', as(editor))).status, 403)
   t.equal((await send('POST', '/users', { body: { username: 'x', password: PASSWORD, role: 'viewer' } })).status, 401)
   t.equal((await send('POST', '/auth/login', { body: { username: 'edith', password: 'wrong password' } })).status, 401)
   t.equal((await send('POST', '/auth/login', { body: { username: 'edith' } })).status, 400)
@@ -283,6 +328,7 @@ t.test('real requests, successes and every error status, conform to the document
   const tiny = await send('POST', '/api-keys', { ...as(editor), body: { name: 'tiny', rateLimit: 1 } })
   t.equal((await send('GET', '/api-keys', as(editor))).status, 200)
   t.equal((await send('GET', '/api-keys', as(keyHeaders))).status, 403, 'keys do not manage keys')
+  t.equal((await send('GET', '/users/me', as(keyHeaders))).status, 200, 'a key: its owner')
   t.equal((await send('GET', `/api-keys/${key.body.id as string}/usage`, as(editor))).status, 200)
   t.equal((await send('GET', '/api-keys/0192f6c4-0000-7000-8000-000000000000/usage', as(editor))).status, 404)
   t.equal((await send('POST', '/api-keys', { ...as(editor), body: { name: '' } })).status, 400)
@@ -291,6 +337,12 @@ t.test('real requests, successes and every error status, conform to the document
   const ada = await send('POST', '/person', { ...as(editor), body: { name: 'Ada Lovelace', age: 36, email: 'ada@example.org', address: { city: 'London' } } })
   t.equal(ada.status, 201)
   t.ok(ada.headers.get('location'))
+  const once = { ...editor, 'idempotency-key': 'create-babbage-1' }
+  t.equal((await send('POST', '/person', { ...as(once), body: { name: 'Charles Babbage' } })).status, 201)
+  const replayed = await send('POST', '/person', { ...as(once), body: { name: 'Charles Babbage' } })
+  t.equal(replayed.headers.get('idempotent-replayed'), 'true', 'a repeat gets the first answer again')
+  t.equal((await send('POST', '/person', { ...as(once), body: { name: 'Someone Else' } })).status, 422, 'the key with another body')
+  t.equal((await send('POST', '/person', { ...as({ ...editor, 'idempotency-key': 'with space' }), body: { name: 'x' } })).status, 400, 'a malformed key')
   const grace = await send('POST', '/person', { ...as(editor), body: { name: 'Grace Hopper' } })
   const adaId = ada.body.id as string
   const graceId = grace.body.id as string
@@ -300,7 +352,13 @@ t.test('real requests, successes and every error status, conform to the document
   t.equal((await send('POST', '/person', { ...as(editor), body: { name: 'x', createdAt: 'now' } })).status, 400)
   t.equal((await send('POST', '/person', { ...as(viewer), body: { name: 'x' } })).status, 403)
   t.equal((await send('POST', '/person', { ...as(editor), headers: { ...editor, 'content-type': 'text/plain' }, body: 'name' })).status, 400, 'a wrong content type')
-  t.equal((await send('GET', `/person/${adaId}`, as(keyHeaders))).status, 200)
+  const read = await send('GET', `/person/${adaId}`, as(keyHeaders))
+  t.equal(read.status, 200)
+  const etag = read.headers.get('etag')!
+  t.equal((await send('GET', `/person/${adaId}`, as({ ...keyHeaders, 'if-none-match': etag }))).status, 304, 'the copy held is current')
+  t.equal((await send('PATCH', `/person/${adaId}`, { ...as({ ...editor, 'if-match': '"stale"' }), body: { age: 40 } })).status, 412)
+  t.equal((await send('DELETE', `/person/${adaId}`, as({ ...editor, 'if-match': '"stale"' }))).status, 412)
+  t.equal((await send('PATCH', `/person/${adaId}`, { ...as({ ...editor, 'if-match': etag }), body: { age: 36 } })).status, 200, 'If-Match as read')
   t.equal((await send('GET', `/person/${nobody}`, as(keyHeaders))).status, 404)
   t.equal((await send('GET', '/person/not-an-id', as(keyHeaders))).status, 404)
   t.equal((await send('GET', `/person/${adaId}`)).status, 401)
@@ -327,6 +385,10 @@ t.test('real requests, successes and every error status, conform to the document
   t.equal((await send('DELETE', `/person/${adaId}/friends/${nobody}`, as(editor))).status, 404)
   const message = await send('POST', '/message', { ...as(editor), body: { personId: adaId, text: 'Hello, Ada' } })
   t.equal(message.status, 201)
+  const sendOnce = { ...editor, 'idempotency-key': 'hello-ada-1' }
+  t.equal((await send('POST', '/message', { ...as(sendOnce), body: { personId: adaId, text: 'Once' } })).status, 201)
+  t.equal((await send('POST', '/message', { ...as(sendOnce), body: { personId: adaId, text: 'Once' } })).headers.get('idempotent-replayed'), 'true')
+  t.equal((await send('POST', '/message', { ...as(sendOnce), body: { personId: adaId, text: 'Twice' } })).status, 422)
   await send('POST', '/message', { ...as(editor), body: { personId: adaId, text: 'Hello again' } })
   t.equal((await send('POST', '/message', { ...as(editor), body: { personId: nobody, text: 'Hello' } })).status, 404)
   t.equal((await send('POST', '/message', { ...as(editor), body: { personId: adaId, text: '' } })).status, 400)
@@ -346,12 +408,24 @@ t.test('real requests, successes and every error status, conform to the document
   t.equal((await send('GET', `/graphql?query=${encodeURIComponent('mutation { deletePerson(id: "x") }')}`, as(editor))).status, 405)
   t.equal((await send('GET', `/graphql?query=${query}`)).status, 401)
   t.equal((await send('GET', `/graphql?query=${query}`, as({ ...viewer, accept: 'text/html' }))).status, 406)
+  const subscription = 'subscription { messageSent { id text } }'
+  t.equal((await send('POST', '/graphql', { ...as(viewer), body: { query: subscription } })).status, 400, 'a subscription over POST')
+  t.equal((await send('GET', `/graphql?query=${encodeURIComponent(subscription)}`, as(viewer))).status, 405, 'a subscription over GET')
 
   // Over budget: the key allows one request per window.
   const tinyHeaders = { 'x-api-key': tiny.body.key as string }
   t.equal((await send('GET', '/people', as(tinyHeaders))).status, 200)
   t.equal((await send('GET', '/people', as(tinyHeaders))).status, 429)
   t.equal((await send('POST', '/graphql', { ...as(tinyHeaders), body: { query: '{ people { id } }' } })).status, 429)
+
+  // Password changes end the account's tokens: last for this account.
+  await send('POST', '/users', { ...as(admin), body: { username: 'pat', password: PASSWORD, role: 'viewer' } })
+  const pat = { authorization: `Bearer ${await login('pat')}` }
+  t.equal((await send('POST', '/auth/password', { ...as(pat), body: { currentPassword: PASSWORD } })).status, 400)
+  t.equal((await send('POST', '/auth/password', { ...as(keyHeaders), body: { currentPassword: PASSWORD, newPassword: `${PASSWORD}-new` } })).status, 403, 'a key')
+  t.match((await send('POST', '/auth/password', { ...as(pat), body: { currentPassword: 'not the password', newPassword: `${PASSWORD}-new` } })).body, { statusCode: 401, code: 'INVALID_CREDENTIALS' })
+  t.equal((await send('POST', '/auth/password', { ...as(pat), body: { currentPassword: PASSWORD, newPassword: `${PASSWORD}-new` } })).status, 200)
+  t.equal((await send('GET', '/users/me', as(pat))).status, 401, 'the token ended with the password')
 
   // Deletions last.
   t.equal((await send('DELETE', `/api-keys/${key.body.id as string}`, as(editor))).status, 200)

@@ -12,7 +12,8 @@ t.test('the OpenAPI document is generated from the routes and lists exactly the 
   const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`)).sort()
   t.same(operations, [
     'DELETE /api-keys/{id}', 'DELETE /person/{id}', 'DELETE /person/{id}/friends/{friendId}',
-    'GET /api-keys', 'GET /api-keys/{id}/usage', 'POST /api-keys', 'POST /auth/login', 'POST /users',
+    'GET /api-keys', 'GET /api-keys/{id}/usage', 'POST /api-keys', 'POST /auth/login', 'POST /auth/password',
+    'POST /users', 'GET /users', 'GET /users/me', 'PATCH /users/{id}', 'DELETE /users/{id}',
     'GET /graphql', 'GET /health/live', 'GET /health/ready', 'GET /message/{id}', 'GET /people',
     'GET /person/{id}', 'GET /person/{id}/friends', 'GET /person/{id}/messages',
     'PATCH /person/{id}', 'POST /graphql', 'POST /message', 'POST /person', 'POST /person/{id}',

@@ -2,9 +2,9 @@ import t from 'tap'
 import { accountCaller, ROLES, SCOPES_OF_ROLE, type Role, type Scope } from '@people-service/domain'
 import { authorize, GRAPHQL_FIELD_OPERATIONS, POLICY, type Operation } from '@people-service/http'
 import type { FastifyInstance } from 'fastify'
-import { ADA, apiKeyOf, build, clientOf, getGraphQL, graphql, loginAs, postGraphQL, type Headers } from './helper.js'
+import { ADA, apiKeyOf, build, clientOf, getGraphQL, graphql, loginAs, PASSWORD, postGraphQL, type Headers } from './helper.js'
 
-interface Fixture { person: string, friend: string, message: string, key: string }
+interface Fixture { person: string, friend: string, message: string, key: string, account: string }
 
 interface RouteCase {
   operation: Operation
@@ -32,13 +32,19 @@ const ROUTES: RouteCase[] = [
   { operation: 'message.get', method: 'GET', url: (f) => `/message/${f.message}`, status: 200 },
   { operation: 'message.send', method: 'POST', url: () => '/message', body: (f) => ({ personId: f.person, text: 'hello' }), status: 201 },
   { operation: 'users.create', method: 'POST', url: () => '/users', body: () => ({ username: `made-${++users}`, password: 'a long enough password', role: 'viewer' }), status: 201 },
+  { operation: 'users.list', method: 'GET', url: () => '/users', status: 200 },
+  { operation: 'users.me', method: 'GET', url: () => '/users/me', status: 200 },
+  { operation: 'users.update', method: 'PATCH', url: (f) => `/users/${f.account}`, body: () => ({ role: 'editor' }), status: 200 },
+  { operation: 'users.delete', method: 'DELETE', url: (f) => `/users/${f.account}`, status: 200 },
   { operation: 'apiKeys.create', method: 'POST', url: () => '/api-keys', body: () => ({ name: 'k', scopes: ['people:read'] }), status: 201 },
   { operation: 'apiKeys.list', method: 'GET', url: () => '/api-keys', status: 200 },
   { operation: 'apiKeys.revoke', method: 'DELETE', url: (f) => `/api-keys/${f.key}`, status: 200 },
   { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage`, status: 200 },
   { operation: 'auth.login', method: 'POST', url: () => '/auth/login', body: () => ({ username: 'nobody', password: 'wrong' }), status: 401 },
   { operation: 'health.live', method: 'GET', url: () => '/health/live', status: 200 },
-  { operation: 'health.ready', method: 'GET', url: () => '/health/ready', status: 200 }
+  { operation: 'health.ready', method: 'GET', url: () => '/health/ready', status: 200 },
+  // Last: it ends the caller's token, so no route may come after it.
+  { operation: 'auth.password', method: 'POST', url: () => '/auth/password', body: () => ({ currentPassword: PASSWORD, newPassword: PASSWORD }), status: 200 }
 ]
 
 // Served by adapters that are not REST routes of this package.
@@ -61,7 +67,8 @@ const fixture = async (app: FastifyInstance, admin: Headers, keyOwner: Headers):
   await app.inject({ method: 'PUT', url: `/person/${person.id}/friends/${friend.id}`, headers: admin })
   const message = await post('/message', { personId: person.id, text: 'hi' })
   const key = await apiKeyOf(app, keyOwner, { scopes: ['people:read'] })
-  return { person: person.id, friend: friend.id, message: message.id, key: key.id }
+  const account = await app.access.useCases.createAccount({ username: `target-${++users}`, password: PASSWORD, role: 'viewer' })
+  return { person: person.id, friend: friend.id, message: message.id, key: key.id, account: account.id }
 }
 
 t.test('every REST operation of the policy table is exercised here', async (t) => {
@@ -123,7 +130,7 @@ t.test('a route without a row in the policy table cannot be registered', async (
 
 t.test('GraphQL: every field of the contract\'s schema is governed by the same rows', async (t) => {
   const contractFields = [
-    'Query.person', 'Query.people', 'Query.message', 'Person.friends', 'Person.messages', 'Message.person',
+    'Query.person', 'Query.people', 'Query.peopleConnection', 'Query.message', 'Person.friends', 'Person.messages', 'Message.person',
     'Mutation.createPerson', 'Mutation.updatePerson', 'Mutation.deletePerson', 'Mutation.addFriend',
     'Mutation.removeFriend', 'Mutation.sendMessage', 'Subscription.messageSent'
   ]

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createInMemoryPorts } from '@people-service/domain/testing'
 import { ADA, build } from './helper.js'
 
-/** The route table the README and API.md document: path → methods offered. */
+/** The route table docs/API.md and docs/REFERENCE.md document: path → methods offered. */
 const DOCUMENTED: Record<string, string[]> = {
   '/people': ['GET', 'HEAD'],
   '/person': ['POST'],
@@ -28,7 +28,7 @@ t.test('every documented path answers 405 with Allow for every method it does no
       if (method !== 'HEAD') t.equal(res.json().statusCode, 405)
     }
   }
-  t.equal((await api.inject({ method: 'DELETE', url: '/people' })).headers.allow, 'GET, HEAD', 'the example of API.md')
+  t.equal((await api.inject({ method: 'DELETE', url: '/people' })).headers.allow, 'GET, HEAD', 'the example of docs/API.md')
 })
 
 t.test('unknown paths are 404 JSON, whatever the method', async (t) => {

@@ -26,7 +26,7 @@ t.test('two callers: one exhausts its budget, the other is unaffected', async (t
   t.equal(other.headers['ratelimit-remaining'], '2')
 })
 
-t.test('a key\'s own rateLimit replaces the default; a key and its owner count separately', async (t) => {
+t.test('a key\'s own rateLimit bounds the key; what it serves counts against its owner too, what it refuses does not', async (t) => {
   const { app, admin } = await build(t, { access: { limits: { max: 5 } } })
   const key = await apiKeyOf(app, admin, { rateLimit: 2 })
   const headers = { 'x-api-key': key['x-api-key'] }
@@ -36,6 +36,58 @@ t.test('a key\'s own rateLimit replaces the default; a key and its owner count s
   const owner = await app.inject({ method: 'GET', url: '/people', headers: admin })
   t.equal(owner.statusCode, 200)
   t.equal(owner.headers['ratelimit-limit'], '5')
+  // The helper's key creation, two served through the key, this one.
+  t.equal(owner.headers['ratelimit-remaining'], '1')
+})
+
+t.test('one account, one budget: minting keys adds no throughput', async (t) => {
+  const { app } = await build(t, { access: { limits: { max: 4, windowMs: 60_000 } } })
+  const editor = await loginAs(app, 'editor')
+  const keys = [await apiKeyOf(app, editor), await apiKeyOf(app, editor)]
+  // The two key creations spent two of the account's four.
+  const first = await app.inject({ method: 'GET', url: '/people', headers: { 'x-api-key': keys[0]!['x-api-key'] } })
+  t.equal(first.statusCode, 200)
+  t.equal(first.headers['ratelimit-limit'], '4', 'the account\'s budget is the tighter one')
+  t.equal(first.headers['ratelimit-remaining'], '1')
+  t.equal((await app.inject({ method: 'GET', url: '/people', headers: { 'x-api-key': keys[1]!['x-api-key'] } })).statusCode, 200)
+  for (const key of keys) {
+    const refused = await app.inject({ method: 'GET', url: '/people', headers: { 'x-api-key': key['x-api-key'] } })
+    t.equal(refused.statusCode, 429, 'a fresh key brings no fresh budget')
+    t.match(refused.json(), { code: 'RATE_LIMITED', message: /the account of this API key/ })
+    t.ok(Number(refused.headers['retry-after']) > 0)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/people', headers: editor })).statusCode, 429, 'nor does the account\'s own token')
+})
+
+t.test('the RateLimit headers show the budget closer to running out, the key\'s or its account\'s', async (t) => {
+  const { app, admin } = await build(t, { access: { limits: { max: 10, windowMs: 60_000 } } })
+  const small = await apiKeyOf(app, admin, { rateLimit: 3 })
+  const response = await app.inject({ method: 'GET', url: '/people', headers: { 'x-api-key': small['x-api-key'] } })
+  t.equal(response.headers['ratelimit-limit'], '3', 'the key\'s own, smaller budget')
+  t.equal(response.headers['ratelimit-remaining'], '2')
+  const large = await apiKeyOf(app, admin, { rateLimit: 1000 })
+  for (let i = 0; i < 4; i++) await app.inject({ method: 'GET', url: '/people', headers: admin })
+  // Spent: two key creations, one through the small key, four by the token.
+  const through = await app.inject({ method: 'GET', url: '/people', headers: { 'x-api-key': large['x-api-key'] } })
+  t.equal(through.statusCode, 200)
+  t.equal(through.headers['ratelimit-limit'], '10', 'the account\'s, nearly spent')
+  t.equal(through.headers['ratelimit-remaining'], '2')
+})
+
+t.test('successful logins are not counted: a busy office behind one address never locks itself out', async (t) => {
+  const { app } = await build(t, { access: { limits: { loginMax: 2, loginWindowMs: 60_000 } } })
+  const people = ['ada', 'grace', 'edsger', 'barbara', 'alan', 'margaret', 'donald', 'frances', 'john', 'radia', 'ken', 'dennis']
+  for (const username of people) await app.access.useCases.createAccount({ username, password: PASSWORD, role: 'viewer' })
+  const statuses: number[] = []
+  for (let round = 0; round < 2; round++) {
+    for (const username of people) {
+      statuses.push((await app.inject({ method: 'POST', url: '/auth/login', payload: { username, password: PASSWORD } })).statusCode)
+    }
+  }
+  t.same(statuses, Array<number>(people.length * 2).fill(200), `${people.length * 2} logins from one address, twice the address budget of failures`)
+  const failures = []
+  for (let i = 0; i < 3; i++) failures.push((await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: 'wrong password' } })).statusCode)
+  t.same(failures, [401, 401, 429], 'failures still count')
 })
 
 t.test('every response to a caller carries the budget headers, errors included', async (t) => {
@@ -78,16 +130,32 @@ t.test('login guessing hits 429 per address and username, before any password is
   const blocked = await attempt('ada', PASSWORD)
   t.equal(blocked.statusCode, 429, 'even the right password waits once the budget is spent')
   t.equal(blocked.json().code, 'RATE_LIMITED')
-  t.match(blocked.json().message, /too many login attempts for this username/)
+  t.match(blocked.json().message, /too many failed logins for this username/)
   t.ok(Number(blocked.headers['retry-after']) > 0)
   t.equal(verifications, 3, 'the blocked attempt never reached the password check')
   t.equal((await attempt('grace', 'whatever')).statusCode, 401, 'other usernames from the address still get answers')
 
-  // The address as a whole: 5 × 3 = 15 attempts across any usernames. Six
-  // were made so far (the helper's admin login, ada four times, grace once).
+  // The address as a whole: 5 × 3 = 15 failed attempts across any
+  // usernames. Four failed so far (ada three times, grace once); the
+  // helper's admin login succeeded and the blocked one was never tried.
   const statuses: number[] = []
   for (let i = 0; i < 12; i++) statuses.push((await attempt(`spray-${i}`, 'password1')).statusCode)
-  t.same(statuses, [...Array<number>(9).fill(401), 429, 429, 429], 'spraying many usernames from one address is refused after 15')
+  t.same(statuses, [...Array<number>(11).fill(401), 429], 'spraying many usernames from one address is refused after 15 failures')
+})
+
+t.test('a burst of parallel guesses gets no more password checks than the budget of failures', async (t) => {
+  let verifications = 0
+  const hasher = fastPasswordHasher()
+  const counting: PasswordHasher = { ...hasher, decoyHash: hasher.decoyHash, verify: async (password, hash) => { verifications++; return hasher.verify(password, hash) } }
+  const { app } = await build(t, { ports: createInMemoryPorts({ passwords: counting }), access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
+  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  verifications = 0
+  const burst = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+    app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: `guess ${i}` } })))
+  const statuses = burst.map((response) => response.statusCode).sort()
+  t.same(statuses, [...Array<number>(3).fill(401), ...Array<number>(17).fill(429)])
+  t.equal(verifications, 3, 'the other seventeen never reached the password check')
+  t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: PASSWORD } })).statusCode, 429, 'the budget is spent')
 })
 
 t.test('behind a trusted proxy the login limit counts by the client, never by an address the client names', async (t) => {

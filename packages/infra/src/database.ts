@@ -21,6 +21,8 @@ export interface PersonTable {
   country: string | null
   created_at: Timestamp
   updated_at: Timestamp
+  /** 1 when created, one more on every change: the person's ETag and the condition of every write. */
+  version: number
 }
 
 export interface FriendshipTable {
@@ -42,6 +44,9 @@ export interface AccountTable {
   username: string
   role: string
   password_hash: string
+  /** 0 or 1 on both databases. */
+  disabled: number
+  token_version: number
   created_at: Timestamp
 }
 
@@ -72,6 +77,19 @@ export interface ServiceSettingTable {
   created_at: Timestamp
 }
 
+/** One caller's Idempotency-Key: held while its first request runs, then that request's answer. */
+export interface IdempotencyKeyTable {
+  /** The caller (account or API key id). */
+  scope: string
+  key: string
+  fingerprint: string
+  token: string
+  /** The answer a repeat gets, as the HTTP adapter wrote it; null while the first request runs. */
+  response: string | null
+  locked_until: Timestamp
+  expires_at: Timestamp
+}
+
 export interface Database {
   person: PersonTable
   friendship: FriendshipTable
@@ -80,6 +98,7 @@ export interface Database {
   api_key: ApiKeyTable
   api_key_usage: ApiKeyUsageTable
   service_setting: ServiceSettingTable
+  idempotency_key: IdempotencyKeyTable
 }
 
 export type PersonRow = Selectable<PersonTable>
@@ -87,6 +106,7 @@ export type NewPersonRow = Insertable<PersonTable>
 export type MessageRow = Selectable<MessageTable>
 export type AccountRow = Selectable<AccountTable>
 export type ApiKeyRow = Selectable<ApiKeyTable>
+export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>
 
 export type Dialect = 'sqlite' | 'postgres'
 

@@ -1,6 +1,6 @@
 export { createDatabase, type DatabaseOptions } from './create-database.js'
 export type { Database, DatabaseHandle, Dialect } from './database.js'
-export { migrateTo, migrateToLatest } from './migrate.js'
+export { IrreversibleMigrationError, migrateDown, migrateTo, migrateToLatest, migrationStatus, type MigrationState } from './migrate.js'
 export { createRepositories, type Repositories } from './repositories.js'
 export { ping } from './ping.js'
 export { seedDatabase, type SeedOptions, type SeedResult } from './seed/seed-database.js'

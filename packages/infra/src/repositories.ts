@@ -3,18 +3,22 @@ import { kyselyAccountRepository } from './account/kysely-account.repository.js'
 import { kyselyApiKeyUsageRepository } from './api-key/kysely-api-key-usage.repository.js'
 import { kyselyApiKeyRepository } from './api-key/kysely-api-key.repository.js'
 import type { DatabaseHandle } from './database.js'
+import { kyselyIdempotencyRepository } from './idempotency/kysely-idempotency.repository.js'
 import { kyselyFriendshipRepository } from './friendship/kysely-friendship.repository.js'
 import { kyselyMessageRepository } from './message/kysely-message.repository.js'
 import { kyselyPersonRepository } from './person/kysely-person.repository.js'
+import { kyselyUnitOfWork } from './unit-of-work.js'
 
-export type Repositories = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>
+export type Repositories = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
 
 /** The domain's storage ports over one database. */
 export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositories => ({
   people: kyselyPersonRepository(db, dialect),
   friendships: kyselyFriendshipRepository(db, dialect),
   messages: kyselyMessageRepository(db),
-  accounts: kyselyAccountRepository(db),
+  accounts: kyselyAccountRepository(db, dialect),
   apiKeys: kyselyApiKeyRepository(db),
-  apiKeyUsage: kyselyApiKeyUsageRepository(db)
+  apiKeyUsage: kyselyApiKeyUsageRepository(db),
+  idempotency: kyselyIdempotencyRepository(db),
+  unitOfWork: kyselyUnitOfWork(db, dialect)
 })

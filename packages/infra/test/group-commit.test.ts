@@ -13,7 +13,7 @@ import { sqliteFile } from './helper.js'
 const ids = uuidv7Generator()
 const personNamed = (name: string): Person => {
   const now = new Date()
-  return { id: ids.next(), name, age: 30, email: null, address: null, createdAt: now, updatedAt: now }
+  return { id: ids.next(), name, age: 30, email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
 }
 
 /** A second connection to the file: it sees committed data only. */

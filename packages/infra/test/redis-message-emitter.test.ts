@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import type { MQEmitter, Message } from 'mqemitter'
 import { redisMessageEmitter } from '@people-service/infra'
-
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+import { skipWithoutRedis, testRedisUrl } from '@people-service/infra/testing'
 
 const closeAll = (...emitters: MQEmitter[]) => Promise.all(emitters.map((e) => new Promise<void>((resolve) => e.close(() => resolve()))))
 const subscribed = (emitter: MQEmitter, topic: string, heard: Message[]) =>
@@ -12,7 +11,8 @@ const emitted = (emitter: MQEmitter, message: Message) =>
   new Promise<void>((resolve, reject) => emitter.emit(message, (error) => (error ? reject(error) : resolve())))
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
 
-t.test('instances of one deployment hear each other through Redis; another deployment does not', async (t) => {
+t.test('instances of one deployment hear each other through Redis; another deployment does not', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
   const prefix = `people-test-${randomBytes(4).toString('hex')}:`
   const first = redisMessageEmitter(REDIS_URL, prefix)
   const second = redisMessageEmitter(REDIS_URL, prefix)
@@ -28,7 +28,8 @@ t.test('instances of one deployment hear each other through Redis; another deplo
   t.same(onStranger, [], 'a different prefix is a different deployment')
 })
 
-t.test('a removed listener hears nothing more', async (t) => {
+t.test('a removed listener hears nothing more', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
   const prefix = `people-test-${randomBytes(4).toString('hex')}:`
   const first = redisMessageEmitter(REDIS_URL, prefix)
   const second = redisMessageEmitter(REDIS_URL, prefix)

@@ -28,7 +28,7 @@ for (const [store, open] of Object.entries(stores)) {
     const handle = await open(t)
     const repositories = createRepositories(handle)
     const now = new Date()
-    const before = { id: uuidv7Generator().next(), name: 'Grace Before', age: null, email: null, address: null, createdAt: now, updatedAt: now }
+    const before = { id: uuidv7Generator().next(), name: 'Grace Before', age: null, email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
     await repositories.people.insert(before)
     const schema = await schemaOf(handle)
     const reports = new Map<string, [number, number]>()
@@ -75,3 +75,21 @@ for (const [store, open] of Object.entries(stores)) {
     t.same(await schemaOf(handle), schema)
   })
 }
+
+t.test('everyone gets exactly the friends asked for, odd counts included, up to everyone else', async (t) => {
+  for (const people of [1, 2, 3, 7, 8, 10]) {
+    for (const friends of [0, 1, 2, 3, 5, 6, 9, 20]) {
+      const handle = await sqliteFile(t)
+      const result = await seedDatabase(handle, { people, friends, messages: 0 })
+      const { rows } = await sql<{ n: number }>`select count(f.person_id) as n from person p left join friendship f on f.person_id = p.id group by p.id`.execute(handle.db)
+      const counts = rows.map((row) => Number(row.n)).sort((a, b) => a - b)
+      const each = Math.min(friends, people - 1)
+      // n people cannot all have an odd number of friends when n is odd: one has one less.
+      const expected = Array.from({ length: people }, (_, i) => (i === 0 && each % 2 === 1 && people % 2 === 1 ? each - 1 : each))
+      t.same(counts, expected, `${people} people, --friends ${friends}`)
+      t.equal(result.friendships * 2, counts.reduce((sum, n) => sum + n, 0), 'the reported count is of friendships, each stored twice')
+      t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_id = f.friend_id or not exists
+        (select 1 from friendship g where g.person_id = f.friend_id and g.friend_id = f.person_id)`), 0, 'mutual, never oneself')
+    }
+  }
+})

@@ -44,14 +44,20 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
     inbox: "select * from message where person_id = 'x' order by sent_at desc, id desc limit 20",
     'message by id': "select * from message where id = 'x'",
     'account by username': "select * from account where username = 'x'",
+    'accounts page': "select * from account where username > 'x' order by username limit 10",
+    'keys of a deleted account': "delete from api_key where owner_id = 'x'",
+    'usage of a deleted account': "delete from api_key_usage where key_id in (select id from api_key where owner_id = 'x')",
     'api key by lookup id': "select * from api_key where lookup_id = 'x'",
     'keys of one owner': "select * from api_key where owner_id = 'x' and revoked_at is null order by created_at, id limit 10",
     'keys of everyone': 'select * from api_key where revoked_at is null order by created_at, id limit 10',
-    'usage of one key': "select day, requests from api_key_usage where key_id = 'x' order by day"
+    'usage of one key': "select day, requests from api_key_usage where key_id = 'x' order by day",
+    'idempotency record': "select * from idempotency_key where scope = 'x' and key = 'y'",
+    'expired idempotency records': "select scope, key from idempotency_key where expires_at <= 'x' order by expires_at limit 500",
+    'deleting expired idempotency records': "delete from idempotency_key where (scope, key) in (select scope, key from idempotency_key where expires_at <= 'x' order by expires_at limit 500)"
   }
   for (const [name, query] of Object.entries(lookups)) {
     const detail = plan(query)
-    t.notMatch(detail, /SCAN (person|friendship|message)\b(?! USING)/, `${name}: ${detail}`)
+    t.notMatch(detail, /SCAN (person|friendship|message|idempotency_key)\b(?! USING)/, `${name}: ${detail}`)
     t.notMatch(detail, /USE TEMP B-TREE FOR ORDER BY/, `${name} needs no sort: ${detail}`)
   }
 })
@@ -79,14 +85,14 @@ t.test('name search finds substrings case-insensitively through the trigram inde
   const handle = await sqliteFile(t)
   const { people } = createRepositories(handle)
   const now = new Date()
-  const base = { age: null, email: null, address: null, createdAt: now, updatedAt: now }
+  const base = { age: null, email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
   await people.insert({ ...base, id: '00000000-0000-7000-8000-000000000001', name: 'Ada Lovelace' })
   await people.insert({ ...base, id: '00000000-0000-7000-8000-000000000002', name: '100% Grace_Hopper' })
   t.same((await people.list({ limit: 10, nameContains: 'lovelace' })).map((p) => p.name), ['Ada Lovelace'])
   t.same((await people.list({ limit: 10, nameContains: '0% g' })).map((p) => p.name), ['100% Grace_Hopper'])
   t.same((await people.list({ limit: 10, nameContains: 'e_h' })).map((p) => p.name), ['100% Grace_Hopper'])
   t.same((await people.list({ limit: 10, nameContains: 'e h' })).map((p) => p.name), [], 'underscore is no wildcard')
-  await people.update({ ...base, id: '00000000-0000-7000-8000-000000000001', name: 'Augusta King' })
+  await people.update({ ...base, id: '00000000-0000-7000-8000-000000000001', name: 'Augusta King', version: 2 }, 1)
   t.same(await people.list({ limit: 10, nameContains: 'lovelace' }), [], 'the index follows renames')
 })
 
@@ -100,6 +106,17 @@ t.test('people stored before name_lower existed are found once migrated; the mig
   for (const needle of ['élodie', 'É', 'ჯანა', 'ᲯᲐᲜᲐ']) {
     t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['Élodie ᲯᲐᲜᲐ'], needle)
   }
+  t.equal((await people.findById('00000000-0000-7000-8000-000000000001'))?.version, 1, 'people stored before versions start at 1')
+})
+
+t.test('accounts made before accounts could be disabled are enabled, at token version 0; the migration goes down and up', async (t) => {
+  const handle = await sqliteFile(t)
+  await migrateTo(handle, '2026-11-24-person-id-name')
+  await sql`insert into account (id, username, role, password_hash, created_at)
+    values ('00000000-0000-7000-8000-000000000001', 'ada', 'admin', 'hash', '2026-11-24T10:00:00.000Z')`.execute(handle.db)
+  await migrateToLatest(handle)
+  const { accounts } = createRepositories(handle)
+  t.match(await accounts.findByUsername('ada'), { role: 'admin', disabled: false, tokenVersion: 0 })
 })
 
 t.test('a shared setting is made once and read back by every later caller', async (t) => {

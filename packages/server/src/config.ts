@@ -1,5 +1,5 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
-import { GRAPHQL_LIMITS } from '@people-service/http'
+import { GRAPHQL_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { ACCOUNT_LIMITS } from '@people-service/domain'
 
 /** The service's configuration, read once from the environment (see the README's table). */
@@ -15,6 +15,8 @@ export interface Config {
   graphqlMaxCost: number
   /** Compile a GraphQL query with graphql-jit after this many runs; 0: never (GRAPHQL_JIT). */
   graphqlJit: number
+  /** Live GraphQL subscriptions per caller on one instance (GRAPHQL_MAX_SUBSCRIPTIONS). */
+  graphqlMaxSubscriptions: number
   /** Browser origins allowed by CORS (CORS_ORIGINS, comma-separated). */
   corsOrigins: string[]
   /**
@@ -44,6 +46,8 @@ export interface Config {
   redisKeyPrefix: string
   apiKeyCacheTtlMs: number
   usageFlushIntervalMs: number
+  /** A bearer token that may read GET /metrics without an admin account (METRICS_TOKEN); unset: admins only. */
+  metricsToken: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -104,7 +108,8 @@ const trustedProxies = (raw: string | undefined): false | string[] => {
 }
 
 // 32 characters of a random base64 string carry ~190 bits: far beyond what
-// an offline guess at an HMAC key could reach. Shorter ones are refused.
+// an offline guess at an HMAC key (or online guessing of the metrics token)
+// could reach. Shorter ones are refused.
 const JWT_SECRET_MIN_LENGTH = 32
 
 const secret = (env: Env, name: string): string | undefined => {
@@ -147,6 +152,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),
+    graphqlMaxSubscriptions: integer(env, 'GRAPHQL_MAX_SUBSCRIPTIONS', SUBSCRIPTION_DEFAULTS.maxPerCaller, 1, 100_000),
     corsOrigins: origins(env.CORS_ORIGINS),
     trustProxy: trustedProxies(env.TRUST_PROXY),
     maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),
@@ -163,7 +169,10 @@ export const loadConfig = (env: Env = process.env): Config => {
     loginRateLimitWindowMs,
     redisUrl,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'people-service:',
-    apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
-    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000)
+    // With Redis a revocation reaches every instance at once; without it
+    // (instances sharing one database), within this: the contract's 5 s.
+    apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 5_000, 0, 3_600_000),
+    usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000),
+    metricsToken: secret(env, 'METRICS_TOKEN')
   }
 }

@@ -1,30 +1,44 @@
-import { parseArgs } from 'node:util'
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
-import { ConfigError, loadConfig } from './config.js'
+import { parseCommandLine, runCommand, UsageError } from './command-line.js'
+import { loadConfig } from './config.js'
 
 /*
  * npm run seed -- --people N --friends F --messages M
  * Fills the configured database (DATABASE_URL) with synthetic data.
  */
 
-const USAGE = 'usage: npm run seed -- [--people N] [--friends F] [--messages M]'
+const USAGE = `usage: npm run seed -- [--people N] [--friends F] [--messages M]
+
+  --people N     people to add (default 1000)
+  --friends F    friends each of them gets, exactly (default 20; at most N - 1;
+                 with F and N both odd, one person has F - 1)
+  --messages M   messages sent to each of them (default 3)
+
+The data goes into DATABASE_URL's database (default sqlite:./data/people.db),
+migrated first, next to what is already there. While a table loads,
+PostgreSQL locks it: seed a database no server is busy with.
+`
 
 const count = (value: string | undefined, name: string, fallback: number): number => {
   if (value === undefined) return fallback
-  if (!/^\d+$/.test(value)) throw new ConfigError(`--${name}`, `must be a whole number (${USAGE})`)
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, not ${JSON.stringify(value)}`)
   return Number(value)
 }
 
 const main = async (): Promise<void> => {
-  const { values } = parseArgs({
-    options: { people: { type: 'string' }, friends: { type: 'string' }, messages: { type: 'string' } }
+  const { values } = parseCommandLine({
+    options: { people: { type: 'string' }, friends: { type: 'string' }, messages: { type: 'string' }, help: { type: 'boolean', short: 'h' } }
   })
-  const config = loadConfig()
+  if (values.help) {
+    process.stdout.write(USAGE)
+    return
+  }
   const options = {
     people: count(values.people, 'people', 1000),
     friends: count(values.friends, 'friends', 20),
     messages: count(values.messages, 'messages', 3)
   }
+  const config = loadConfig()
   const database = createDatabase({ url: config.databaseUrl, sqliteSynchronous: 'NORMAL' })
   const started = performance.now()
   try {
@@ -47,7 +61,4 @@ const main = async (): Promise<void> => {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`\nseed failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  process.exit(error instanceof ConfigError ? 2 : 1)
-})
+runCommand('seed', USAGE, main)

@@ -92,12 +92,14 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
         ...(redis === undefined ? {} : { redis, redisPrefix: config.redisKeyPrefix })
       },
       apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
-      usageFlushIntervalMs: config.usageFlushIntervalMs
+      usageFlushIntervalMs: config.usageFlushIntervalMs,
+      ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken })
     },
     messageBus,
     production: config.production,
     graphqlMaxCost: config.graphqlMaxCost,
     graphqlJit: config.graphqlJit === 0 ? false : config.graphqlJit,
+    subscriptions: { maxPerCaller: config.graphqlMaxSubscriptions },
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,
     pressure: { maxEventLoopDelay: config.maxEventLoopDelay },
@@ -137,6 +139,9 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     app.log.warn(`created the admin account "${config.adminUsername}" with the generated password ${admin.generatedPassword} (shown only this once)`)
   } else if (admin.created !== undefined) {
     app.log.info({ username: config.adminUsername }, 'created the admin account from ADMIN_USERNAME / ADMIN_PASSWORD')
+  } else if (config.adminPassword !== undefined) {
+    // Someone may have changed the password since: the environment never resets it.
+    app.log.warn({ username: config.adminUsername }, `ADMIN_PASSWORD is set but ignored: the account "${config.adminUsername}" already exists and keeps its password (change it through the API)`)
   }
 
   await app.listen({ host: config.host, port: config.port })

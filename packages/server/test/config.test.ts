@@ -10,7 +10,8 @@ t.test('the defaults of the README', async (t) => {
     sqliteSynchronous: 'FULL',
     logLevel: 'info',
     production: false,
-    graphqlMaxCost: 50_000,
+    graphqlMaxCost: 5_000,
+    graphqlMaxSubscriptions: 20,
     corsOrigins: [],
     maxEventLoopDelay: 1000
   })
@@ -27,6 +28,8 @@ t.test('values are read and checked', async (t) => {
   t.equal(loadConfig({ GRAPHQL_MAX_COST: '1000' }).graphqlMaxCost, 1000)
   t.equal(loadConfig({ GRAPHQL_JIT: '0' }).graphqlJit, 0)
   t.throws(() => loadConfig({ GRAPHQL_JIT: 'yes' }), /GRAPHQL_JIT/)
+  t.equal(loadConfig({ GRAPHQL_MAX_SUBSCRIPTIONS: '5' }).graphqlMaxSubscriptions, 5)
+  for (const bad of ['0', 'many', '-1']) t.throws(() => loadConfig({ GRAPHQL_MAX_SUBSCRIPTIONS: bad }), /GRAPHQL_MAX_SUBSCRIPTIONS must be a whole number from 1/, bad)
   t.same(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).corsOrigins, ['https://a.example', 'http://localhost:5173'])
   t.throws(() => loadConfig({ CORS_ORIGINS: '*' }), /CORS_ORIGINS/)
   t.equal(loadConfig({}).trustProxy, false, 'no proxy is trusted unless named')
@@ -45,8 +48,17 @@ t.test('defaults follow the contract', async (t) => {
     loginRateLimitMax: 10,
     redisUrl: undefined,
     redisKeyPrefix: 'people-service:',
-    accessTokenTtlSeconds: 900
+    accessTokenTtlSeconds: 900,
+    apiKeyCacheTtlMs: 5000,
+    metricsToken: undefined
   })
+})
+
+t.test('METRICS_TOKEN: unset by default (admins only), refused when short enough to guess', async (t) => {
+  t.equal(loadConfig({}).metricsToken, undefined)
+  t.throws(() => loadConfig({ METRICS_TOKEN: 'scrape-me' }), new ConfigError('METRICS_TOKEN', 'must be at least 32 characters (e.g. openssl rand -base64 48)'))
+  const token = 'a-scraper-token-of-enough-length-for-use'
+  t.equal(loadConfig({ METRICS_TOKEN: token }).metricsToken, token)
 })
 
 t.test('production refuses to start without JWT_SECRET; short secrets are refused everywhere', async (t) => {

@@ -4,13 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fastPasswordHasher } from '@people-service/domain/testing'
 import { connectRedis, openRedis } from '@people-service/infra'
-import type { Teardown } from '@people-service/infra/testing'
+import { testRedisUrl, type Teardown } from '@people-service/infra/testing'
 import { loadConfig, startServer } from '@people-service/server'
 import type { FastifyBaseLogger } from 'fastify'
 
 export const ADMIN_PASSWORD = 'the admin password of the tests'
 export const JWT_SECRET = 'a-jwt-secret-for-the-server-tests-only!!'
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 /** A SQLite file in a fresh directory, removed when the test ends. */
 export const tempDatabaseUrl = (t: Teardown): string => {
@@ -68,7 +67,7 @@ export const login = async (base: string, username = 'admin', password = ADMIN_P
 export const redisPrefix = async (t: Teardown): Promise<string> => {
   const prefix = `people-service-test:${process.pid}:${Math.random().toString(36).slice(2)}:`
   t.teardown(async () => {
-    const client = openRedis(REDIS_URL)
+    const client = openRedis(await testRedisUrl())
     if (await connectRedis(client)) {
       const keys = await client.keys(`${prefix}*`)
       if (keys.length > 0) await client.del(...keys)

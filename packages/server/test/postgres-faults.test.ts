@@ -12,9 +12,11 @@ t.test('PostgreSQL going away: fast 503s, readiness 503, recovery on its own', a
   const target = new URL(database.url)
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
   t.teardown(() => proxy.close())
+  const viaProxy = new URL(target)
+  viaProxy.host = `127.0.0.1:${proxy.port}`
 
   const server = await startServer(loadConfig({
-    PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${database.name}`, ADMIN_PASSWORD
+    PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: viaProxy.href, ADMIN_PASSWORD
   }))
   t.teardown(() => server.close())
   const base = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`

@@ -1,8 +1,10 @@
 import t from 'tap'
 import { connectRedis, openRedis } from '@people-service/infra'
-import { call, login, REDIS_URL, redisPrefix, start, tempDatabaseUrl } from './helper.js'
+import { skipWithoutRedis, testRedisUrl } from '@people-service/infra/testing'
+import { ADMIN_PASSWORD, call, login, redisPrefix, start, tempDatabaseUrl } from './helper.js'
 
-t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', async (t) => {
+t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
   const prefix = await redisPrefix(t)
   const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '3' }
   const one = await start(t, env)
@@ -28,7 +30,8 @@ t.test('with REDIS_URL, two instances share one budget per caller, under the dep
   t.ok(keys.length > 0 && keys.every((key) => key.startsWith(prefix)), `counters live under the prefix: ${keys.join(', ')}`)
 })
 
-t.test('with REDIS_URL, a revocation on one instance holds on the next request to every other', async (t) => {
+t.test('with REDIS_URL, a revocation on one instance holds on the next request to every other', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
   const prefix = await redisPrefix(t)
   // A cache TTL of an hour: only the shared revocation version can explain a refusal.
   const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, API_KEY_CACHE_TTL_MS: '3600000' }
@@ -40,6 +43,78 @@ t.test('with REDIS_URL, a revocation on one instance holds on the next request t
   t.equal((await call(one.url, 'DELETE', `/api-keys/${id}`, admin)).status, 200)
   const next = await call(two.url, 'GET', '/people', { 'x-api-key': key })
   t.equal(next.status, 401, 'refused by the other instance on the very next request')
+})
+
+/** Polls until `accepted` turns false; how long that took, or undefined if it never did within `limitMs`. */
+const refusedWithin = async (limitMs: number, accepted: () => Promise<boolean>): Promise<number | undefined> => {
+  const started = Date.now()
+  while (Date.now() - started <= limitMs) {
+    if (!await accepted()) return Date.now() - started
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return undefined
+}
+
+t.test('with REDIS_URL, an account change through one instance ends its credentials on the other within 5 s', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
+  const prefix = await redisPrefix(t)
+  // A cache TTL of an hour: only the shared revocation version can explain a refusal.
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, API_KEY_CACHE_TTL_MS: '3600000' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const password = 'eddie has a long password'
+  const eddie = (await call(one.url, 'POST', '/users', admin, { username: 'eddie', password, role: 'editor' })).json()
+  const token = await login(two.url, 'eddie', password)
+  const key = { 'x-api-key': (await call(one.url, 'POST', '/api-keys', token, { name: 'k', scopes: ['people:read', 'people:write'] })).json().key }
+  const works = async (headers: Record<string, string>) => (await call(two.url, 'GET', '/people', headers)).status === 200
+  t.ok(await works(token) && await works(key), 'both work on instance two (and are cached there)')
+
+  t.equal((await call(one.url, 'PATCH', `/users/${eddie.id}`, admin, { role: 'viewer' })).status, 200)
+  const tokenGone = await refusedWithin(5000, () => works(token))
+  t.ok(tokenGone !== undefined, `the token is refused on the other instance within 5 s (${tokenGone} ms)`)
+  t.equal((await call(two.url, 'POST', '/person', key, { name: 'Ada' })).status, 403, 'the key lost people:write with its account')
+
+  t.equal((await call(one.url, 'PATCH', `/users/${eddie.id}`, admin, { disabled: true })).status, 200)
+  const keyGone = await refusedWithin(5000, () => works(key))
+  t.ok(keyGone !== undefined, `the key of the disabled account is refused on the other instance within 5 s (${keyGone} ms)`)
+})
+
+t.test('with REDIS_URL, one account\'s keys share its budget across instances', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
+  const prefix = await redisPrefix(t)
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '5' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const password = 'eddie has a long password'
+  t.equal((await call(one.url, 'POST', '/users', admin, { username: 'eddie', password, role: 'editor' })).status, 201)
+  const eddie = await login(one.url, 'eddie', password)
+  // Two of the account's five go on making the keys.
+  const keys = []
+  for (const base of [one.url, two.url]) keys.push({ 'x-api-key': (await call(base, 'POST', '/api-keys', eddie, { name: 'k' })).json().key })
+  const seen = []
+  for (const [base, key] of [[one.url, keys[0]], [two.url, keys[1]], [two.url, keys[0]], [one.url, keys[1]]] as const) {
+    const response = await call(base, 'GET', '/people', key!)
+    seen.push(`${response.status}:${response.headers.get('ratelimit-limit')}:${response.headers.get('ratelimit-remaining')}`)
+  }
+  t.same(seen, ['200:5:2', '200:5:1', '200:5:0', '429:5:0'], 'the account\'s budget is spent through both keys on both instances')
+  t.equal((await call(two.url, 'GET', '/people', eddie)).status, 429, 'and the account\'s own token finds it spent')
+  t.equal((await call(two.url, 'GET', '/people', admin)).status, 200, 'another account is unaffected')
+})
+
+t.test('with REDIS_URL, failed logins count across instances and successful ones do not count at all', { skip: skipWithoutRedis }, async (t) => {
+  const REDIS_URL = await testRedisUrl()
+  const prefix = await redisPrefix(t)
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, LOGIN_RATE_LIMIT_MAX: '2' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const attempt = async (base: string, password: string) => (await call(base, 'POST', '/auth/login', {}, { username: 'admin', password })).status
+  const statuses = []
+  for (const base of [one.url, two.url, one.url, two.url]) statuses.push(await attempt(base, ADMIN_PASSWORD))
+  t.same(statuses, [200, 200, 200, 200], 'twice the budget of successes')
+  t.same([await attempt(one.url, 'wrong guess one'), await attempt(two.url, 'wrong guess two'), await attempt(one.url, ADMIN_PASSWORD)], [401, 401, 429],
+    'two failures, one on each instance, spend the budget of both')
 })
 
 t.test('without Redis, other instances honour a revocation within API_KEY_CACHE_TTL_MS', async (t) => {
@@ -79,13 +154,15 @@ t.test('Redis unreachable: requests are served without limits, a warning is logg
   t.ok(Date.now() - started < 2000, 'without waiting on Redis')
 })
 
-t.test('Redis going away and coming back: served meanwhile, shared limits again once it returns', async (t) => {
+t.test('Redis going away and coming back: served meanwhile, shared limits again once it returns', { skip: skipWithoutRedis }, async (t) => {
   const { tcpProxy } = await import('./tcp-proxy.js')
-  const target = new URL(REDIS_URL)
+  const target = new URL(await testRedisUrl())
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 6379) })
   t.teardown(() => proxy.close())
+  const viaProxy = new URL(target)
+  viaProxy.host = `127.0.0.1:${proxy.port}`
   const server = await start(t, {
-    DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_KEY_PREFIX: await redisPrefix(t), RATE_LIMIT_MAX: '1000'
+    DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: viaProxy.href, REDIS_KEY_PREFIX: await redisPrefix(t), RATE_LIMIT_MAX: '1000'
   })
   const admin = await login(server.url)
   const before = await call(server.url, 'GET', '/people', admin)

@@ -35,3 +35,28 @@ t.test('npm run seed refuses a count that is not a whole number, naming the opti
   t.equal(result.status, 2)
   t.match(result.stderr, /--people/)
 })
+
+t.test('npm run seed -- --help explains every option and touches no database', async (t) => {
+  for (const flag of ['--help', '-h']) {
+    const result = seed('sqlite:/nonexistent-dir/never-created.db', [flag])
+    t.equal(result.status, 0, result.stderr)
+    t.match(result.stdout, /^usage: npm run seed -- \[--people N\] \[--friends F\] \[--messages M\]/)
+    for (const option of ['--people N', '--friends F', '--messages M', 'DATABASE_URL']) t.match(result.stdout, option)
+    t.equal(result.stderr, '')
+  }
+  const unknown = seed('sqlite:/nonexistent-dir/never-created.db', ['--frends', '5'])
+  t.equal(unknown.status, 2)
+  t.match(unknown.stderr, /Unknown option '--frends'[\s\S]*usage: npm run seed/)
+})
+
+t.test('npm run seed -- --friends gives everyone exactly that many friends, odd counts too', async (t) => {
+  const url = tempDatabaseUrl(t)
+  const result = seed(url, ['--people', '30', '--friends', '5', '--messages', '0'])
+  t.equal(result.status, 0, result.stderr)
+  t.match(result.stdout, /^seeded 30 people, 75 friendships, 0 messages/)
+  const handle = createDatabase({ url })
+  t.teardown(() => handle.close())
+  const { people, friendships } = createRepositories(handle)
+  const everyone = await people.list({ limit: 100 })
+  t.same(await Promise.all(everyone.map(async ({ id }) => (await friendships.listFriends(id, 100)).length)), everyone.map(() => 5), 'five friends each')
+})

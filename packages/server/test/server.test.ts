@@ -16,6 +16,27 @@ t.test('the first admin: generated password printed once, never again', async (t
   t.ok(await login(second.url, 'admin', password), 'the same password still works')
 })
 
+t.test('a changed ADMIN_PASSWORD is ignored once the account exists, and the start log says so', async (t) => {
+  const DATABASE_URL = tempDatabaseUrl(t)
+  const ignored = (logs: string[]) => logs.filter((line) => line.includes('ADMIN_PASSWORD is set but ignored'))
+  const first = await start(t, { DATABASE_URL })
+  t.same(ignored(first.logs), [], 'the first start creates the account with it')
+  await first.close()
+
+  const changed = 'a new password in the environment'
+  const second = await start(t, { DATABASE_URL, ADMIN_PASSWORD: changed })
+  const lines = ignored(second.logs)
+  t.equal(lines.length, 1)
+  t.match(JSON.parse(lines[0]!), { level: 40, username: 'admin', msg: /the account "admin" already exists and keeps its password/ })
+  t.notOk(second.logs.some((line) => line.includes(changed)), 'the password itself is not logged')
+  t.equal((await call(second.url, 'POST', '/auth/login', {}, { username: 'admin', password: changed })).status, 401)
+  t.ok(await login(second.url, 'admin', ADMIN_PASSWORD), 'the password the account was created with still works')
+  await second.close()
+
+  const third = await start(t, { DATABASE_URL, ADMIN_PASSWORD: '' })
+  t.same(ignored(third.logs), [], 'no ADMIN_PASSWORD: nothing to ignore')
+})
+
 t.test('without JWT_SECRET a development secret is made once and kept in the database', async (t) => {
   const DATABASE_URL = tempDatabaseUrl(t)
   const first = await start(t, { DATABASE_URL, JWT_SECRET: '' })
@@ -41,13 +62,17 @@ t.test('usage counted in memory reaches the database at shutdown', async (t) => 
 })
 
 t.test('logs never hold a password, token, key or secret; credential headers are redacted', async (t) => {
-  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), LOG_LEVEL: 'trace' })
+  const metricsToken = 'the-metrics-token-of-the-log-test-only'
+  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), LOG_LEVEL: 'trace', METRICS_TOKEN: metricsToken })
   const admin = await login(server.url)
   const token = admin.authorization!.slice('Bearer '.length)
   const created = (await call(server.url, 'POST', '/api-keys', admin, { name: 'k' })).json()
   await call(server.url, 'POST', '/users', admin, { username: 'grace', password: 'grace has a long password', role: 'editor' })
   await call(server.url, 'POST', '/auth/login', {}, { username: 'grace', password: 'grace has a long password' })
   await call(server.url, 'POST', '/auth/login', {}, { username: 'grace', password: 'a wrong password guess' })
+  const grace = await login(server.url, 'grace', 'grace has a long password')
+  await call(server.url, 'POST', '/auth/password', grace, { currentPassword: 'grace has a long password', newPassword: 'grace has a newer password' })
+  await call(server.url, 'GET', '/metrics', { authorization: `Bearer ${metricsToken}` })
   await call(server.url, 'GET', '/people', { 'x-api-key': created.key })
   await call(server.url, 'GET', '/people', { 'x-api-key': `${created.key.slice(0, -4)}AAAA` })
   await call(server.url, 'GET', '/people', { authorization: `Bearer ${token}x` })
@@ -57,6 +82,7 @@ t.test('logs never hold a password, token, key or secret; credential headers are
   server.log.info({ req: { headers: { authorization: admin.authorization, 'x-api-key': created.key } } }, 'headers of a request')
   server.log.info({ headers: { authorization: admin.authorization, 'x-api-key': created.key } }, 'bare headers')
   server.log.info({ body: { username: 'grace', password: 'grace has a long password' } }, 'a login body')
+  server.log.info({ body: { currentPassword: 'grace has a long password', newPassword: 'grace has a newer password' } }, 'a password change body')
   await server.close()
 
   const text = server.logs.join('')
@@ -67,10 +93,12 @@ t.test('logs never hold a password, token, key or secret; credential headers are
     'wrong guess': 'a wrong password guess',
     'access token signature': token.split('.')[2]!,
     'API key': created.key.slice(3),
-    'JWT secret': JWT_SECRET
+    'JWT secret': JWT_SECRET,
+    'new password': 'grace has a newer password',
+    'metrics token': metricsToken
   }
   for (const [name, secret] of Object.entries(secrets)) t.notOk(text.includes(secret), `no ${name} in the logs`)
   const redacted = server.logs.filter((line) => line.includes('[redacted]'))
-  t.same(redacted.map((line) => JSON.parse(line).msg), ['bare headers', 'a login body'], 'credential fields are censored')
+  t.same(redacted.map((line) => JSON.parse(line).msg), ['bare headers', 'a login body', 'a password change body'], 'credential fields are censored')
   t.match(server.logs.find((line) => line.includes('headers of a request')), /"req":\{\}/, 'the request serializer drops headers before redaction is even needed')
 })

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { createClient } from 'graphql-ws'
 import t from 'tap'
 import WebSocket from 'ws'
-import { createPostgresDatabase } from '@people-service/infra/testing'
-import { REDIS_URL, redisPrefix } from './helper.js'
+import { createPostgresDatabase, skipWithoutRedis, testRedisUrl } from '@people-service/infra/testing'
+import { redisPrefix } from './helper.js'
 import { adminHeaders, startServerProcess } from './server-process.js'
 
 /*
@@ -19,12 +19,12 @@ const call = async (url: string, headers: Record<string, string>, init: { method
   return { status: response.status, headers: response.headers, body: await response.json() as Record<string, unknown> }
 }
 
-t.test('two instances on one PostgreSQL and one Redis behave as one service', async (t) => {
+t.test('two instances on one PostgreSQL and one Redis behave as one service', { skip: skipWithoutRedis }, async (t) => {
   const database = await createPostgresDatabase('people_two')
   t.teardown(database.drop)
   const env = {
     DATABASE_URL: database.url,
-    REDIS_URL,
+    REDIS_URL: await testRedisUrl(),
     // Its own prefix, whose keys are deleted when the test ends.
     REDIS_KEY_PREFIX: await redisPrefix(t),
     JWT_SECRET: randomBytes(32).toString('base64url'),
@@ -85,5 +85,24 @@ t.test('two instances on one PostgreSQL and one Redis behave as one service', as
     t.equal(over.status, 429, 'the seventh is over the shared budget')
     t.ok(over.headers.get('retry-after'), 'with Retry-After')
     t.equal(over.headers.get('ratelimit-limit'), '6')
+  })
+
+  await t.test('a password changed through one ends the account\'s tokens on the other within 5 s', async (t) => {
+    const admin = await adminHeaders(one.url)
+    const password = 'grace has a long password'
+    const grace = await call(`${one.url}/users`, admin, { method: 'POST', body: { username: 'grace', password, role: 'viewer' } })
+    t.equal(grace.status, 201)
+    const login = await call(`${two.url}/auth/login`, {}, { method: 'POST', body: { username: 'grace', password } })
+    const token = { authorization: `Bearer ${String(login.body.access_token)}` }
+    t.equal((await call(`${two.url}/people`, token)).status, 200, 'the other instance knows the token (and caches its account)')
+    const changed = await call(`${one.url}/users/${String(grace.body.id)}`, admin, { method: 'PATCH', body: { password: 'a new password for grace' } })
+    t.equal(changed.status, 200)
+    const started = Date.now()
+    let status = 200
+    while (status === 200 && Date.now() - started < 5000) {
+      status = (await call(`${two.url}/people`, token)).status
+      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    t.equal(status, 401, `refused by the other instance within 5 s (${Date.now() - started} ms)`)
   })
 })

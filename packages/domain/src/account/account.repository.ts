@@ -7,4 +7,23 @@ export interface AccountRepository {
   findById(id: string): Promise<Account | undefined>
   /** Exact, case-sensitive match. */
   findByUsername(username: string): Promise<Account | undefined>
+  /** Accounts ordered by username, those after `afterUsername` when given, at most `limit`. */
+  list(query: { afterUsername?: string, limit: number }): Promise<Account[]>
+  /**
+   * Runs `work` in one transaction during which no other account change can
+   * run, so a rule over several accounts (the last enabled admin) holds when
+   * two admins change accounts at once. When `work` throws nothing it wrote
+   * stays.
+   */
+  changeExclusively<T>(work: (accounts: AccountChangeSet) => Promise<T>): Promise<T>
+}
+
+/** What a transaction of `changeExclusively` may read and write. */
+export interface AccountChangeSet {
+  findById(id: string): Promise<Account | undefined>
+  countEnabledAdmins(): Promise<number>
+  /** Stores role, disabled, password hash and token version of an existing account. */
+  update(account: Account): Promise<void>
+  /** Removes the account with its API keys and their usage; the people and messages it wrote stay. */
+  delete(id: string): Promise<void>
 }

@@ -6,7 +6,7 @@ export type Role = typeof ROLES[number]
 export const SCOPES = ['people:read', 'people:write', 'messages:send', 'admin'] as const
 export type Scope = typeof SCOPES[number]
 
-/** What each role may do; the contract's table (API.md, "Identity and authentication"). */
+/** What each role may do; the contract's table (docs/API.md, "Identity and authentication"). */
 export const SCOPES_OF_ROLE: Readonly<Record<Role, readonly Scope[]>> = {
   admin: ['people:read', 'people:write', 'messages:send', 'admin'],
   editor: ['people:read', 'people:write', 'messages:send'],
@@ -19,13 +19,33 @@ export interface Account {
   role: Role
   /** Self-describing (algorithm, parameters, salt, hash); never leaves the service. */
   passwordHash: string
+  /** A disabled account can neither log in nor act through its keys. */
+  disabled: boolean
+  /**
+   * Goes up whenever the account's tokens must stop working (role or
+   * password changed, disabled, deleted): a token carries the version it was
+   * issued under and is refused once they differ.
+   */
+  tokenVersion: number
   createdAt: Date
 }
 
-/** An account as others may see it: no password material. */
-export type AccountView = Omit<Account, 'passwordHash'>
+/** An account as others may see it: no password material, no token version. */
+export type AccountView = Omit<Account, 'passwordHash' | 'tokenVersion'>
 
-export const toAccountView = ({ passwordHash: _hash, ...view }: Account): AccountView => view
+export const toAccountView = ({ id, username, role, disabled, createdAt }: Account): AccountView =>
+  ({ id, username, role, disabled, createdAt })
+
+/** What an admin may change on an account (PATCH /users/<id>). */
+export interface AccountChanges {
+  role?: Role
+  disabled?: boolean
+  password?: string
+}
+
+/** Holds the admin scope now: what the last-admin rule protects. */
+export const isEnabledAdmin = (account: Pick<Account, 'role' | 'disabled'>): boolean =>
+  account.role === 'admin' && !account.disabled
 
 export interface NewAccountInput {
   username: string

@@ -1,8 +1,10 @@
 /**
  * Port: a value shared by every instance of a deployment that changes
- * whenever any key is revoked. Instances cache authenticated keys and compare
- * the value on each use, so a revocation anywhere empties every cache on the
- * next request. Reading it must be cheap (memory, or one Redis GET), never a
+ * whenever any credential is revoked — a key revoked, an account's role or
+ * password changed, an account disabled or deleted. Instances cache verified
+ * keys and account states and compare the value on each use, so a
+ * revocation anywhere empties every cache on the next request; open
+ * WebSocket connections check their credentials again when it changes. Reading it must be cheap (memory, or one Redis GET), never a
  * database query.
  */
 export interface KeyRevocations {

@@ -24,12 +24,16 @@ export const accountCaller = (account: { id: string, role: Role }): Caller => ({
   rateLimit: null
 })
 
-export const apiKeyCaller = (key: ApiKey): Caller => ({
-  id: key.id,
-  kind: 'apiKey',
-  accountId: key.ownerId,
-  scopes: key.scopes,
-  rateLimit: key.rateLimit
-})
+/** A key acts with its own scopes only as far as its account's role still grants them. */
+export const apiKeyCaller = (key: ApiKey, owner: { role: Role }): Caller => {
+  const granted = SCOPES_OF_ROLE[owner.role]
+  return {
+    id: key.id,
+    kind: 'apiKey',
+    accountId: key.ownerId,
+    scopes: key.scopes.filter((scope) => granted.includes(scope)),
+    rateLimit: key.rateLimit
+  }
+}
 
 export const hasScope = (caller: Caller, scope: Scope): boolean => caller.scopes.includes(scope)

@@ -19,11 +19,16 @@ export interface PersonRepository {
   /** People ordered by id, at most `limit` of them. */
   list(query: ListPeopleQuery): Promise<PersonSummary[]>
   insert(person: Person): Promise<void>
-  /** Replaces a stored person's fields; false when there is no such person. */
-  update(person: Person): Promise<boolean>
+  /**
+   * Replaces a stored person's fields and version, in one conditional write,
+   * when the stored version is still `expectedVersion`; false when it is not
+   * (another write came first) or there is no such person.
+   */
+  update(person: Person, expectedVersion: number): Promise<boolean>
   /**
    * Removes a person together with their friendships and the messages sent
-   * to them, atomically; false when there was no such person.
+   * to them, atomically, when there is one (of `expectedVersion`, when
+   * given); false otherwise.
    */
-  delete(id: string): Promise<boolean>
+  delete(id: string, expectedVersion?: number): Promise<boolean>
 }

@@ -1,4 +1,4 @@
-import { validationError } from '../errors.js'
+import { DomainError, preconditionFailed, validationError } from '../errors.js'
 import { characterCount, checkStorableText } from '../shared/text.js'
 
 export interface Address {
@@ -15,6 +15,11 @@ export interface Person {
   address: Address | null
   createdAt: Date
   updatedAt: Date
+  /**
+   * 1 when created, one more on every change: what a client's `If-Match`
+   * names, and what a write checks it still holds (optimistic concurrency).
+   */
+  version: number
 }
 
 /** The list entry of `GET /people` and of friend lists. */
@@ -146,3 +151,26 @@ export const applyPersonPatch = (person: Person, patch: PersonPatch): PersonFiel
     address: mergeAddress(person.address, patch.address)
   })
 }
+
+/**
+ * What a conditional write asks of the stored person (REST's `If-Match`):
+ * to be at one of `versions`. Absent, a write applies to whatever is there.
+ */
+export interface VersionCondition {
+  versions: readonly number[]
+}
+
+/** PRECONDITION_FAILED when `person` is not at a version the condition names. */
+export const checkVersion = (person: Person, condition: VersionCondition | undefined): void => {
+  if (condition !== undefined && !condition.versions.includes(person.version)) throw preconditionFailed(person.id)
+}
+
+/**
+ * How often a write re-reads and tries again when another write changed the
+ * person between its read and its write. Each round one of the racing
+ * writers wins, so only a crowd of them on one person runs out of rounds.
+ */
+export const WRITE_ATTEMPTS = 10
+
+export const editConflict = (id: string): DomainError =>
+  new DomainError('EDIT_CONFLICT', `the person ${JSON.stringify(id)} changed under every attempt to write it; try again`)

@@ -1,5 +1,6 @@
 import type { Account } from '../account/account.js'
-import type { AccountRepository } from '../account/account.repository.js'
+import { isEnabledAdmin } from '../account/account.js'
+import type { AccountChangeSet, AccountRepository } from '../account/account.repository.js'
 import type { ApiKey } from '../api-key/api-key.js'
 import type { ApiKeyRepository } from '../api-key/api-key.repository.js'
 import type { ApiKeyUsageRepository } from '../api-key/api-key-usage.js'
@@ -7,8 +8,30 @@ import { DomainError } from '../errors.js'
 
 const clone = <T>(value: T): T => structuredClone(value)
 
-export const inMemoryAccountRepository = (): AccountRepository => {
-  const accounts = new Map<string, Account>()
+/**
+ * Accounts in memory. `onDeleted` removes what an account owns (keys and
+ * their usage), as the database's transaction does.
+ */
+export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void = () => {}): AccountRepository => {
+  let accounts = new Map<string, Account>()
+  // One change at a time, as the databases serialise them.
+  let changing: Promise<unknown> = Promise.resolve()
+  const changeSet = (working: Map<string, Account>, deleted: string[]): AccountChangeSet => ({
+    async findById (id) {
+      const account = working.get(id)
+      return account && clone(account)
+    },
+    async countEnabledAdmins () {
+      return [...working.values()].filter(isEnabledAdmin).length
+    },
+    async update (account) {
+      if (working.has(account.id)) working.set(account.id, clone(account))
+    },
+    async delete (id) {
+      working.delete(id)
+      deleted.push(id)
+    }
+  })
   return {
     async insert (account) {
       for (const a of accounts.values()) {
@@ -23,13 +46,39 @@ export const inMemoryAccountRepository = (): AccountRepository => {
     async findByUsername (username) {
       const account = [...accounts.values()].find((a) => a.username === username)
       return account && clone(account)
+    },
+    async list ({ afterUsername, limit }) {
+      return [...accounts.values()]
+        .filter((a) => afterUsername === undefined || a.username > afterUsername)
+        .sort((a, b) => (a.username < b.username ? -1 : 1))
+        .slice(0, limit)
+        .map(clone)
+    },
+    changeExclusively (work) {
+      const run = changing.catch(() => {}).then(async () => {
+        // Work on a copy, kept only when the work succeeds: all or nothing.
+        const working = new Map(accounts)
+        const deleted: string[] = []
+        const result = await work(changeSet(working, deleted))
+        accounts = working
+        for (const id of deleted) onDeleted(id)
+        return result
+      })
+      changing = run
+      return run
     }
   }
 }
 
-export const inMemoryApiKeyRepository = (): ApiKeyRepository => {
+export const inMemoryApiKeyRepository = (): ApiKeyRepository & { removeOwnedBy(ownerId: string): string[] } => {
   const keys = new Map<string, ApiKey>()
   return {
+    /** Removes an account's keys; answers their ids. */
+    removeOwnedBy (ownerId) {
+      const removed = [...keys.values()].filter((k) => k.ownerId === ownerId).map((k) => k.id)
+      for (const id of removed) keys.delete(id)
+      return removed
+    },
     async insert (key) {
       keys.set(key.id, clone(key))
     },
@@ -57,9 +106,12 @@ export const inMemoryApiKeyRepository = (): ApiKeyRepository => {
   }
 }
 
-export const inMemoryApiKeyUsageRepository = (): ApiKeyUsageRepository => {
+export const inMemoryApiKeyUsageRepository = (): ApiKeyUsageRepository & { remove(keyIds: string[]): void } => {
   const usage = new Map<string, Map<string, number>>()
   return {
+    remove (keyIds) {
+      for (const id of keyIds) usage.delete(id)
+    },
     async add (counts) {
       for (const { keyId, day, requests } of counts) {
         const days = usage.get(keyId) ?? new Map<string, number>()

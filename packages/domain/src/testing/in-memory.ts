@@ -5,7 +5,10 @@ import type { MessageEvents } from '../message/message.events.js'
 import type { MessageRepository } from '../message/message.repository.js'
 import type { Person, PersonSummary } from '../person/person.js'
 import type { PersonRepository } from '../person/person.repository.js'
+import type { IdempotencyRecord } from '../idempotency/idempotency.repository.js'
 import type { Ports } from '../ports.js'
+import type { TransactionPorts, UnitOfWork } from '../shared/unit-of-work.js'
+import { inMemoryIdempotencyRepository } from './in-memory-idempotency.js'
 import { inMemoryAccountRepository, inMemoryApiKeyRepository, inMemoryApiKeyUsageRepository } from './in-memory-access.js'
 import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
 import { localKeyRevocations } from '../api-key/key-revocations.js'
@@ -17,7 +20,10 @@ interface Store {
   people: Map<string, Person>
   friends: Map<string, Set<string>>
   messages: Map<string, Message>
+  idempotency: Map<string, IdempotencyRecord>
 }
+
+const emptyStore = (): Store => ({ people: new Map(), friends: new Map(), messages: new Map(), idempotency: new Map() })
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 const newestFirst = (a: Message, b: Message): number =>
@@ -49,13 +55,15 @@ const peopleRepository = (store: Store): PersonRepository => ({
   async insert (person) {
     store.people.set(person.id, clone(person))
   },
-  async update (person) {
-    if (!store.people.has(person.id)) return false
+  async update (person, expectedVersion) {
+    if (store.people.get(person.id)?.version !== expectedVersion) return false
     store.people.set(person.id, clone(person))
     return true
   },
-  async delete (id) {
-    if (!store.people.delete(id)) return false
+  async delete (id, expectedVersion) {
+    const stored = store.people.get(id)
+    if (stored === undefined || (expectedVersion !== undefined && stored.version !== expectedVersion)) return false
+    store.people.delete(id)
     for (const friendId of store.friends.get(id) ?? []) store.friends.get(friendId)?.delete(id)
     store.friends.delete(id)
     for (const message of store.messages.values()) if (message.personId === id) store.messages.delete(message.id)
@@ -140,15 +148,53 @@ export const inMemoryMessageEvents = (): InMemoryMessageEvents => {
   }
 }
 
+/**
+ * Transactions over the maps: one at a time, and a failed one puts back the
+ * maps as they were when it began. Writes made outside a transaction while
+ * one runs would be undone with it: good enough for tests and prototypes,
+ * whose requests rarely overlap; a database gives the real isolation.
+ */
+const inMemoryUnitOfWork = (store: Store): UnitOfWork => {
+  const tx: TransactionPorts = {
+    people: peopleRepository(store),
+    messages: messageRepository(store),
+    idempotency: inMemoryIdempotencyRepository(store.idempotency)
+  }
+  let last: Promise<unknown> = Promise.resolve()
+  return {
+    run (work) {
+      const turn = last.then(async () => {
+        const before = clone(store)
+        try {
+          return await work(tx)
+        } catch (error) {
+          for (const name of Object.keys(before) as Array<keyof Store>) {
+            const map = store[name] as Map<string, unknown>
+            map.clear()
+            for (const [key, value] of before[name]) map.set(key, value)
+          }
+          throw error
+        }
+      })
+      last = turn.catch(() => {})
+      return turn
+    }
+  }
+}
+
 export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { events: MessageEvents } => {
-  const store: Store = { people: new Map(), friends: new Map(), messages: new Map() }
+  const store = emptyStore()
+  const apiKeys = inMemoryApiKeyRepository()
+  const apiKeyUsage = inMemoryApiKeyUsageRepository()
   return {
     people: peopleRepository(store),
     friendships: friendshipRepository(store),
     messages: messageRepository(store),
-    accounts: inMemoryAccountRepository(),
-    apiKeys: inMemoryApiKeyRepository(),
-    apiKeyUsage: inMemoryApiKeyUsageRepository(),
+    idempotency: inMemoryIdempotencyRepository(store.idempotency),
+    unitOfWork: inMemoryUnitOfWork(store),
+    accounts: inMemoryAccountRepository((accountId) => apiKeyUsage.remove(apiKeys.removeOwnedBy(accountId))),
+    apiKeys,
+    apiKeyUsage,
     passwords: scryptPasswordHasher(),
     revocations: localKeyRevocations(),
     clock: systemClock,

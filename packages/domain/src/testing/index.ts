@@ -1,6 +1,7 @@
 import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
 
 export { createInMemoryPorts, inMemoryMessageEvents, type InMemoryMessageEvents } from './in-memory.js'
+export { inMemoryIdempotencyRepository } from './in-memory-idempotency.js'
 export { inMemoryAccountRepository, inMemoryApiKeyRepository, inMemoryApiKeyUsageRepository } from './in-memory-access.js'
 export { repositoryContract, type ContractCase, type RepositoryPorts } from './repository-contract.js'
 

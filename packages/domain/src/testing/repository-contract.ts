@@ -6,13 +6,14 @@ import type { Message } from '../message/message.js'
 import type { Person } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { uuidv7Generator } from '../shared/ids.js'
+import { idempotencyContract } from './idempotency-contract.js'
 
 /**
  * Behaviour every storage adapter must show, whatever the database. Runner
  * agnostic: each case throws (node:assert) on failure, so any test runner can
  * call it with a fresh, empty set of repositories.
  */
-export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage'>
+export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
 
 export interface ContractCase {
   name: string
@@ -25,14 +26,14 @@ const at = (): Date => new Date(tick += 1000)
 
 const person = (fields: Partial<Person> = {}): Person => {
   const now = at()
-  return { id: ids.next(), name: 'Ada Lovelace', age: 36, email: 'ada@example.org', address: { street: '12 St James\'s Square', city: 'London', country: 'UK' }, createdAt: now, updatedAt: now, ...fields }
+  return { id: ids.next(), name: 'Ada Lovelace', age: 36, email: 'ada@example.org', address: { street: '12 St James\'s Square', city: 'London', country: 'UK' }, createdAt: now, updatedAt: now, version: 1, ...fields }
 }
 
 const message = (personId: string, fields: Partial<Message> = {}): Message =>
   ({ id: ids.next(), personId, text: 'hello', senderId: 'sender-1', sentAt: at(), ...fields })
 
 const account = (fields: Partial<Account> = {}): Account =>
-  ({ id: ids.next(), username: `user-${ids.next().slice(-12)}`, role: 'editor', passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', createdAt: at(), ...fields })
+  ({ id: ids.next(), username: `user-${ids.next().slice(-12)}`, role: 'editor', passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, createdAt: at(), ...fields })
 
 const apiKey = (ownerId: string, fields: Partial<ApiKey> = {}): ApiKey => {
   const id = ids.next()
@@ -52,6 +53,8 @@ const insertPeople = async ({ people }: RepositoryPorts, count: number, fields: 
 const rejectsWithCode = async (promise: Promise<unknown>, code: string): Promise<void> => {
   await assert.rejects(promise, (error: unknown) => error instanceof DomainError && error.code === code)
 }
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 const sortedIds = (items: Array<{ id: string }>): string[] => items.map((p) => p.id).sort()
 
@@ -131,10 +134,28 @@ export const repositoryContract: ContractCase[] = [
     async run ({ people }) {
       const p = person()
       await people.insert(p)
-      const changed: Person = { ...p, name: 'Augusta Ada King', address: null, email: null, updatedAt: at() }
-      assert.equal(await people.update(changed), true)
+      const changed: Person = { ...p, name: 'Augusta Ada King', address: null, email: null, updatedAt: at(), version: 2 }
+      assert.equal(await people.update(changed, 1), true)
       assert.deepEqual(await people.findById(p.id), changed)
-      assert.equal(await people.update(person()), false)
+      const absent = person()
+      assert.equal(await people.update({ ...absent, version: 2 }, 1), false)
+      assert.equal(await people.findById(absent.id), undefined)
+    }
+  },
+  {
+    name: 'update and delete hold only at the version expected, so of two writers on one version one wins',
+    async run ({ people }) {
+      const p = person()
+      await people.insert(p)
+      const first: Person = { ...p, name: 'First', updatedAt: at(), version: 2 }
+      const second: Person = { ...p, name: 'Second', updatedAt: at(), version: 2 }
+      const outcomes = await Promise.all([people.update(first, 1), people.update(second, 1)])
+      assert.deepEqual(outcomes.slice().sort(), [false, true], 'exactly one of them')
+      assert.deepEqual(await people.findById(p.id), outcomes[0] ? first : second)
+      assert.equal(await people.delete(p.id, 1), false, 'a stale version deletes nothing')
+      assert.equal((await people.findById(p.id))?.version, 2)
+      assert.equal(await people.delete(p.id, 2), true)
+      assert.equal(await people.findById(p.id), undefined)
     }
   },
   {
@@ -297,5 +318,82 @@ export const repositoryContract: ContractCase[] = [
       assert.deepEqual(await apiKeyUsage.byDay(b!.id), [{ day: '2026-11-22', requests: 1 }])
       assert.deepEqual(await apiKeyUsage.byDay(ids.next()), [])
     }
-  }
+  },
+  {
+    name: 'accounts list by username in byte order, a page after a username at a time',
+    async run ({ accounts }) {
+      const names = ['bob', 'Zed', 'alice', 'Bob.2', '_x']
+      for (const username of names) await accounts.insert(account({ username }))
+      const all = await accounts.list({ limit: 10 })
+      assert.deepEqual(all.map((a) => a.username), ['Bob.2', 'Zed', '_x', 'alice', 'bob'])
+      assert.deepEqual((await accounts.list({ limit: 2 })).map((a) => a.username), ['Bob.2', 'Zed'])
+      assert.deepEqual((await accounts.list({ afterUsername: 'Zed', limit: 2 })).map((a) => a.username), ['_x', 'alice'])
+      assert.deepEqual(await accounts.list({ afterUsername: 'bob', limit: 2 }), [])
+      assert.deepEqual(all[0], await accounts.findByUsername('Bob.2'), 'listed accounts are whole')
+    }
+  },
+  {
+    name: 'an exclusive change stores role, disabled, password and token version, or nothing when it throws',
+    async run ({ accounts }) {
+      const [ada, bob, cy] = [account({ role: 'admin' }), account({ role: 'admin' }), account({ role: 'viewer' })]
+      for (const a of [ada!, bob!, cy!]) await accounts.insert(a)
+      const changed = { ...bob!, role: 'editor' as const, disabled: true, passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$bmV3', tokenVersion: 3 }
+      const counted = await accounts.changeExclusively(async (tx) => {
+        assert.deepEqual(await tx.findById(bob!.id), bob)
+        const before = await tx.countEnabledAdmins()
+        await tx.update(changed)
+        assert.deepEqual(await tx.findById(bob!.id), changed, 'the transaction reads its own writes')
+        return [before, await tx.countEnabledAdmins()]
+      })
+      assert.deepEqual(counted, [2, 1])
+      assert.deepEqual(await accounts.findById(bob!.id), changed)
+      await assert.rejects(accounts.changeExclusively(async (tx) => {
+        await tx.update({ ...ada!, disabled: true })
+        throw new Error('changed my mind')
+      }), /changed my mind/)
+      assert.deepEqual(await accounts.findById(ada!.id), ada, 'nothing of a failed change stays')
+      assert.equal(await accounts.changeExclusively((tx) => tx.countEnabledAdmins()), 1)
+    }
+  },
+  {
+    name: 'exclusive changes run one at a time, so a rule over several accounts holds',
+    async run ({ accounts }) {
+      const admins = [account({ role: 'admin' }), account({ role: 'admin' })]
+      for (const a of admins) await accounts.insert(a)
+      // Each demotes its admin only if another would remain: run together
+      // without exclusion, both would see two admins and leave none.
+      const demote = (target: Account) => accounts.changeExclusively(async (tx) => {
+        const admins = await tx.countEnabledAdmins()
+        await pause(30)
+        if (admins <= 1) return false
+        await tx.update({ ...target, role: 'viewer' })
+        return true
+      })
+      const outcomes = await Promise.all(admins.map(demote))
+      assert.deepEqual(outcomes.sort(), [false, true])
+      assert.equal((await accounts.list({ limit: 10 })).filter((a) => a.role === 'admin').length, 1)
+    }
+  },
+  {
+    name: 'deleting an account deletes its keys and their usage; messages it sent stay',
+    async run ({ accounts, apiKeys, apiKeyUsage, people, messages }) {
+      const [gone, stays] = [account(), account()]
+      for (const a of [gone!, stays!]) await accounts.insert(a)
+      const [goneKey, staysKey] = [apiKey(gone!.id), apiKey(stays!.id)]
+      for (const k of [goneKey!, staysKey!]) await apiKeys.insert(k)
+      await apiKeyUsage.add([{ keyId: goneKey!.id, day: '2026-11-22', requests: 3 }, { keyId: staysKey!.id, day: '2026-11-22', requests: 1 }])
+      const [recipient] = await insertPeople({ people } as RepositoryPorts, 1)
+      const sent = message(recipient!.id, { senderId: gone!.id })
+      await messages.insert(sent)
+      await accounts.changeExclusively((tx) => tx.delete(gone!.id))
+      assert.equal(await accounts.findById(gone!.id), undefined)
+      assert.equal(await apiKeys.findById(goneKey!.id), undefined)
+      assert.equal(await apiKeys.findByLookupId(goneKey!.lookupId), undefined)
+      assert.deepEqual(await apiKeyUsage.byDay(goneKey!.id), [])
+      assert.deepEqual(await apiKeys.findById(staysKey!.id), staysKey)
+      assert.deepEqual(await apiKeyUsage.byDay(staysKey!.id), [{ day: '2026-11-22', requests: 1 }])
+      assert.deepEqual(await messages.findById(sent.id), sent)
+    }
+  },
+  ...idempotencyContract
 ]

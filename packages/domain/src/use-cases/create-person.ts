@@ -5,7 +5,7 @@ export const createPerson = ({ people, clock, ids }: Pick<Ports, 'people' | 'clo
   async (input: PersonInput): Promise<Person> => {
     const fields = checkPersonFields(input)
     const now = clock.now()
-    const person: Person = { id: ids.next(), ...fields, createdAt: now, updatedAt: now }
+    const person: Person = { id: ids.next(), ...fields, createdAt: now, updatedAt: now, version: 1 }
     await people.insert(person)
     return person
   }

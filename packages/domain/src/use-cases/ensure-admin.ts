@@ -9,6 +9,8 @@ export interface EnsureAdminResult {
   created?: AccountView
   /** The password made up for it, when none was given: to be shown once. */
   generatedPassword?: string
+  /** The account was there already, and was left as it was (password included). */
+  existing?: true
 }
 
 /**
@@ -18,14 +20,14 @@ export interface EnsureAdminResult {
 export const ensureAdmin = (ports: Pick<Ports, 'accounts' | 'passwords' | 'clock' | 'ids'>) => {
   const create = createAccount(ports)
   return async ({ username, password }: { username: string, password?: string }): Promise<EnsureAdminResult> => {
-    if (await ports.accounts.findByUsername(username) !== undefined) return {}
+    if (await ports.accounts.findByUsername(username) !== undefined) return { existing: true }
     const generated = password === undefined ? randomBytes(18).toString('base64url') : undefined
     try {
       const created = await create({ username, password: password ?? generated ?? '', role: 'admin' })
       return { created, ...(generated === undefined ? {} : { generatedPassword: generated }) }
     } catch (error) {
       // Another instance starting at the same time created it first.
-      if (isDomainError(error) && error.code === 'USERNAME_TAKEN') return {}
+      if (isDomainError(error) && error.code === 'USERNAME_TAKEN') return { existing: true }
       throw error
     }
   }

@@ -1,8 +1,16 @@
-import { apiKeyAuthenticator, type ApiKeyAuthenticatorOptions } from '../api-key/api-key-authenticator.js'
+import { callerAuthenticator, type CallerAuthenticatorOptions } from '../caller/caller-authenticator.js'
 import { createUsageMeter } from '../api-key/usage-meter.js'
+import type { IdempotentRequest } from '../idempotency/idempotency.repository.js'
+import type { Message } from '../message/message.js'
+import type { Person, PersonInput } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey, type CreateApiKeyOptions } from './api-keys.js'
+import { changePassword } from './change-password.js'
 import { createAccount } from './create-account.js'
+import { deleteAccount } from './delete-account.js'
+import { describeCaller } from './describe-caller.js'
+import { listAccounts } from './list-accounts.js'
+import { updateAccount } from './update-account.js'
 import { ensureAdmin } from './ensure-admin.js'
 import { logIn } from './log-in.js'
 import { befriend } from './befriend.js'
@@ -16,7 +24,8 @@ import { listFriendsOfMany } from './list-friends-of-many.js'
 import { listInbox } from './list-inbox.js'
 import { listInboxOfMany } from './list-inbox-of-many.js'
 import { listPeople } from './list-people.js'
-import { sendMessage } from './send-message.js'
+import { idempotently } from './idempotently.js'
+import { sendMessage, storeMessage, type SendMessageInput } from './send-message.js'
 import { unfriend } from './unfriend.js'
 import { updatePerson } from './update-person.js'
 
@@ -24,16 +33,46 @@ export {
   befriend, createPerson, deletePerson, getMessage, getPeopleByIds, getPerson, listFriends, listFriendsOfMany,
   listInbox, listInboxOfMany, listPeople, sendMessage, unfriend, updatePerson
 }
-export type { ListPeopleInput } from './list-people.js'
+export { cursorAfterPerson, type ListPeopleInput } from './list-people.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
 export { LIST_LIMITS } from './limits.js'
 export { createAccount, ensureAdmin, logIn, createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey }
+export { changePassword, deleteAccount, describeCaller, listAccounts, updateAccount }
+export type { ChangePasswordInput } from './change-password.js'
+export type { CallerDescription } from './describe-caller.js'
+export type { ListAccountsInput } from './list-accounts.js'
 export { API_KEY_LIST_LIMIT, type ApiKeyUsageReport, type CreateApiKeyOptions, type CreatedApiKey } from './api-keys.js'
 export type { EnsureAdminResult } from './ensure-admin.js'
 
+/**
+ * The ports of people, friendships and messages: all createUseCases needs.
+ * Each use case alone takes fewer (see its factory's parameter).
+ */
+export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'clock' | 'ids' | 'events' | 'idempotency' | 'unitOfWork'>
+
+/** The ports of accounts, logins and API keys: all createAccessUseCases needs. */
+export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'clock' | 'ids'>
+
 /** Every use case bound to one set of ports: what an adapter serves. */
-export const createUseCases = (ports: Ports) => ({
+export const createUseCases = (ports: UseCasePorts) => {
+  const once = idempotently(ports)
+  const publish = ports.events
+  return {
+    ...plainUseCases(ports),
+    /** createPerson once per Idempotency-Key; `record` makes what a repeat is answered with. */
+    createPersonOnce: (request: IdempotentRequest, input: PersonInput, record: (person: Person) => string) =>
+      once(request, (tx) => createPerson({ ...ports, people: tx.people })(input), record),
+    /** sendMessage once per Idempotency-Key: announced once, after the message and its record commit. */
+    sendMessageOnce: async (request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => string) => {
+      const outcome = await once(request, (tx) => storeMessage({ ...ports, messages: tx.messages })(input), record)
+      if (!outcome.replayed) await publish.published(outcome.result)
+      return outcome
+    }
+  }
+}
+
+const plainUseCases = (ports: UseCasePorts) => ({
   listPeople: listPeople(ports),
   getPerson: getPerson(ports),
   getPeopleByIds: getPeopleByIds(ports),
@@ -53,25 +92,32 @@ export const createUseCases = (ports: Ports) => ({
 export type UseCases = ReturnType<typeof createUseCases>
 
 export interface AccessOptions extends CreateApiKeyOptions {
-  apiKeyCache?: ApiKeyAuthenticatorOptions
+  credentialCache?: CallerAuthenticatorOptions
 }
 
 /**
- * Accounts, logins and API keys bound to one set of ports. Holds state (the
+ * Accounts, logins, API keys and credential checks bound to one set of ports. Holds state (the
  * key cache and the usage counts not yet written), so an adapter makes it
  * once and flushes `usageMeter` when it stops.
  */
-export const createAccessUseCases = (ports: Ports, { apiKeyCache, ...options }: AccessOptions = {}) => {
+export const createAccessUseCases = (ports: AccessPorts, { credentialCache, ...options }: AccessOptions = {}) => {
   const usageMeter = createUsageMeter(ports)
+  const authenticator = callerAuthenticator(ports, credentialCache)
   return {
     createAccount: createAccount(ports),
+    listAccounts: listAccounts(ports),
+    updateAccount: updateAccount(ports),
+    deleteAccount: deleteAccount(ports),
+    changePassword: changePassword(ports),
+    describeCaller: describeCaller(ports),
     ensureAdmin: ensureAdmin(ports),
     logIn: logIn(ports),
     createApiKey: createApiKey(ports, options),
     listApiKeys: listApiKeys(ports),
     revokeApiKey: revokeApiKey(ports),
     getApiKeyUsage: getApiKeyUsage(ports, usageMeter),
-    authenticateApiKey: apiKeyAuthenticator(ports, apiKeyCache),
+    authenticateApiKey: authenticator.apiKey,
+    authenticateToken: authenticator.accessToken,
     usageMeter
   }
 }

@@ -4,7 +4,8 @@ import { validationError } from '../errors.js'
 export const LIST_LIMITS = {
   people: { default: 100, max: 1000 },
   friends: { default: 10, max: 100 },
-  inbox: { default: 20, max: 100 }
+  inbox: { default: 20, max: 100 },
+  accounts: { default: 100, max: 1000 }
 } as const
 
 export const checkLimit = (limit: number, max: number, field = 'limit'): number => {

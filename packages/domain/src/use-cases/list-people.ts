@@ -2,7 +2,7 @@ import { DomainError } from '../errors.js'
 import type { PersonSummary } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
-import { decodeCursor, toPage, type Page } from '../shared/page.js'
+import { decodeCursor, encodeCursor, toPage, type Page } from '../shared/page.js'
 import { hasNul } from '../shared/text.js'
 import { checkLimit, LIST_LIMITS } from './limits.js'
 
@@ -17,6 +17,13 @@ const decodePeopleCursor = (cursor: string): string => {
   if (!isId(afterId)) throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
   return afterId
 }
+
+/**
+ * The cursor of the page that starts after this person: what `next` is when
+ * the person ends a page, so a cursor made here and one from a page are one
+ * kind (GraphQL's connection edges carry one each).
+ */
+export const cursorAfterPerson = (id: string): string => encodeCursor([id])
 
 /** People ordered by id, a page at a time, optionally filtered by name. */
 export const listPeople = ({ people }: Pick<Ports, 'people'>) =>

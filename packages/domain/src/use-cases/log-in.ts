@@ -1,20 +1,18 @@
 import type { Account } from '../account/account.js'
-import { DomainError } from '../errors.js'
+import { invalidCredentials } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { hasNul } from '../shared/text.js'
 
-const invalidCredentials = (): DomainError =>
-  new DomainError('INVALID_CREDENTIALS', 'wrong username or password')
-
 /**
  * Checks a username and password. An unknown username and a wrong password
- * fail alike, with the same error after the same amount of hashing.
+ * fail alike, with the same error after the same amount of hashing; so
+ * does a disabled account, whatever the password.
  */
 export const logIn = ({ accounts, passwords }: Pick<Ports, 'accounts' | 'passwords'>) =>
   async (username: string, password: string): Promise<Account> => {
     // No username holds U+0000 (PostgreSQL would refuse to compare it): no lookup.
     const account = hasNul(username) ? undefined : await accounts.findByUsername(username)
     const matches = await passwords.verify(password, account?.passwordHash ?? passwords.decoyHash)
-    if (account === undefined || !matches) throw invalidCredentials()
+    if (account === undefined || !matches || account.disabled) throw invalidCredentials()
     return account
   }

@@ -9,7 +9,8 @@ export interface SendMessageInput {
   senderId: string
 }
 
-export const sendMessage = (ports: Pick<Ports, 'messages' | 'clock' | 'ids' | 'events'>) =>
+/** Checks and stores a message, announcing nothing: the part of a send that belongs in a transaction. */
+export const storeMessage = (ports: Pick<Ports, 'messages' | 'clock' | 'ids'>) =>
   async (input: SendMessageInput): Promise<Message> => {
     const text = checkMessageText(input.text)
     // A malformed id names nobody. For a well-formed one the insert is the
@@ -24,6 +25,15 @@ export const sendMessage = (ports: Pick<Ports, 'messages' | 'clock' | 'ids' | 'e
       sentAt: ports.clock.now()
     }
     await ports.messages.insert(message)
+    return message
+  }
+
+/** Stores a message, then tells subscribers: they never hear of one that is not stored. */
+export const sendMessage = (ports: Pick<Ports, 'messages' | 'clock' | 'ids' | 'events'>) => {
+  const store = storeMessage(ports)
+  return async (input: SendMessageInput): Promise<Message> => {
+    const message = await store(input)
     await ports.events.published(message)
     return message
   }
+}

@@ -1,5 +1,7 @@
-import { personNotFound } from '../errors.js'
-import { applyPersonPatch, checkPersonPatch, type Person, type PersonPatch } from '../person/person.js'
+import {
+  applyPersonPatch, checkPersonPatch, checkVersion, editConflict, WRITE_ATTEMPTS,
+  type Person, type PersonPatch, type VersionCondition
+} from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { getPerson } from './get-person.js'
 
@@ -7,15 +9,27 @@ import { getPerson } from './get-person.js'
  * Fields left out keep their value; `null` clears an optional field. An
  * invalid patch is VALIDATION_FAILED before the person is looked up, so an
  * unknown id with a bad body is a 400 through REST and GraphQL alike.
+ *
+ * The write holds only if the person is still at the version read (one
+ * conditional UPDATE), so two concurrent patches never overwrite each other:
+ * the loser reads again and applies its patch to the winner's result, or,
+ * when it named a version (`condition`), fails with PRECONDITION_FAILED.
  */
 export const updatePerson = (ports: Pick<Ports, 'people' | 'clock'>) => {
   const get = getPerson(ports)
-  return async (id: string, patch: PersonPatch): Promise<Person> => {
+  return async (id: string, patch: PersonPatch, condition?: VersionCondition): Promise<Person> => {
     checkPersonPatch(patch)
-    const current = await get(id)
-    const updated: Person = { ...current, ...applyPersonPatch(current, patch), updatedAt: ports.clock.now() }
-    // The person may have been deleted between the read and the write.
-    if (!await ports.people.update(updated)) throw personNotFound(id)
-    return updated
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const current = await get(id)
+      checkVersion(current, condition)
+      const updated: Person = {
+        ...current,
+        ...applyPersonPatch(current, patch),
+        updatedAt: ports.clock.now(),
+        version: current.version + 1
+      }
+      if (await ports.people.update(updated, current.version)) return updated
+    }
+    throw editConflict(id)
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import fastifyJwt from '@fastify/jwt'
-import { accountCaller, type Account, type Caller, isRole, unauthenticated } from '@people-service/domain'
+import { type Account, type TokenSubject, unauthenticated } from '@people-service/domain'
 import type { FastifyInstance } from 'fastify'
 
 export interface TokenSettings {
@@ -27,9 +27,20 @@ export const kidOf = (secret: string): string =>
   createHash('sha256').update(`people-service/jwt-kid/${secret}`).digest('base64url').slice(0, 16)
 
 export interface AccessTokens {
-  issue(account: Pick<Account, 'id' | 'role'>): string
-  /** The caller a token names; throws UNAUTHENTICATED for anything but a valid, current token. */
-  verify(token: string): Caller
+  /** A token for the account as it is now: its token version goes in, so a later change ends it. */
+  issue(account: Pick<Account, 'id' | 'tokenVersion'>): string
+  /**
+   * The account and token version a token names; throws UNAUTHENTICATED for
+   * anything but a well-signed, unexpired token. Whether that version is
+   * still the account's is for the authenticator to check.
+   */
+  verify(token: string): TokenSubject
+  /**
+   * When a token expires (ms since the epoch), read without verifying it:
+   * for scheduling the next check of a token already verified, never for
+   * trusting one. Undefined when it cannot be read.
+   */
+  expiryOf(token: string): number | undefined
   readonly ttlSeconds: number
 }
 
@@ -37,7 +48,8 @@ const invalidToken = () => unauthenticated('the access token is invalid or expir
 
 interface Claims {
   sub?: unknown
-  role?: unknown
+  /** The account's token version at issue. */
+  tv?: unknown
 }
 
 /**
@@ -71,7 +83,15 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
 
   return {
     ttlSeconds,
-    issue: (account) => app.jwt.sign({ sub: account.id, role: account.role }),
+    issue: (account) => app.jwt.sign({ sub: account.id, tv: account.tokenVersion }),
+    expiryOf (token) {
+      try {
+        const exp = app.jwt.decode<{ payload?: { exp?: unknown } }>(token)?.payload?.exp
+        return typeof exp === 'number' ? exp * 1000 : undefined
+      } catch {
+        return undefined
+      }
+    },
     verify (token) {
       let claims: Claims
       try {
@@ -79,8 +99,8 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
       } catch {
         throw invalidToken()
       }
-      if (typeof claims.sub !== 'string' || claims.sub === '' || !isRole(claims.role)) throw invalidToken()
-      return accountCaller({ id: claims.sub, role: claims.role })
+      if (typeof claims.sub !== 'string' || claims.sub === '' || !Number.isSafeInteger(claims.tv)) throw invalidToken()
+      return { accountId: claims.sub, tokenVersion: claims.tv as number }
     }
   }
 }

@@ -3,15 +3,19 @@ import { type Caller, forbidden, hasScope, type Scope, unauthenticated } from '@
 /** What an operation asks of its caller. */
 export type Requirement =
   | { access: 'public' }
-  /** Any verified caller with `scope` (when given); `accounts` only: API keys may not. */
-  | { access: 'caller', scope?: Scope, accounts?: true }
+  /**
+   * Any verified caller with `scope` (when given); `accounts` only: API keys
+   * may not; `metricsToken`: the METRICS_TOKEN bearer may too.
+   */
+  | { access: 'caller', scope?: Scope, accounts?: true, metricsToken?: true }
 
 const PUBLIC = { access: 'public' } as const satisfies Requirement
 const ANY_CALLER = { access: 'caller' } as const satisfies Requirement
 const needs = <S extends Scope>(scope: S) => ({ access: 'caller', scope }) as const satisfies Requirement
-// Key management is for people who logged in: a leaked key must not be able
-// to mint successors that outlive its own revocation.
+// Key and account management is for people who logged in: a leaked key must
+// not be able to mint keys or accounts that outlive its own revocation.
 const ACCOUNTS = { access: 'caller', accounts: true } as const satisfies Requirement
+const ADMIN_ACCOUNTS = { access: 'caller', scope: 'admin', accounts: true } as const satisfies Requirement
 
 /**
  * THE policy: every operation the service offers and what it needs. REST
@@ -26,7 +30,9 @@ export const POLICY = {
   openapi: PUBLIC,
   docs: PUBLIC,
   graphiql: PUBLIC,
-  metrics: PUBLIC,
+  // Figures about the deployment (routes, load, pool): admins, or a scraper
+  // holding METRICS_TOKEN.
+  metrics: { access: 'caller', scope: 'admin', metricsToken: true },
 
   'people.list': needs('people:read'),
   'person.get': needs('people:read'),
@@ -40,7 +46,13 @@ export const POLICY = {
   'message.get': needs('people:read'),
   'message.send': needs('messages:send'),
 
-  'users.create': needs('admin'),
+  'users.create': ADMIN_ACCOUNTS,
+  'users.list': ADMIN_ACCOUNTS,
+  'users.update': ADMIN_ACCOUNTS,
+  'users.delete': ADMIN_ACCOUNTS,
+  // Any credential may ask who it is and what it may do.
+  'users.me': ANY_CALLER,
+  'auth.password': ACCOUNTS,
   // Whose keys a caller may see or revoke is decided per key by the use cases
   // (their own; admins: everyone's), since it depends on the key, not the route.
   'apiKeys.create': ACCOUNTS,
@@ -86,6 +98,7 @@ export const operationOfUrl = (url: string): Operation | undefined => {
 export const GRAPHQL_FIELD_OPERATIONS = {
   'Query.person': 'person.get',
   'Query.people': 'people.list',
+  'Query.peopleConnection': 'people.list',
   'Query.message': 'message.get',
   'Person.friends': 'friends.list',
   'Person.messages': 'messages.list',
@@ -104,7 +117,7 @@ export const check = (caller: Caller | undefined, requirement: Requirement, what
   if (requirement.access === 'public') return caller
   if (caller === undefined) throw unauthenticated()
   if (requirement.accounts === true && caller.kind !== 'account') {
-    throw forbidden(`${what} needs a logged-in account; API keys cannot manage keys`)
+    throw forbidden(`${what} needs a logged-in account; API keys cannot manage keys or accounts`)
   }
   if (requirement.scope !== undefined && !hasScope(caller, requirement.scope)) {
     throw forbidden(`${what} needs the ${requirement.scope} scope`)

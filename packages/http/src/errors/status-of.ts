@@ -5,13 +5,19 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   VALIDATION_FAILED: 400,
   INVALID_CURSOR: 400,
   SELF_FRIENDSHIP: 400,
-  // The contract folds every other client error into 400, conflicts included.
-  USERNAME_TAKEN: 400,
   UNAUTHENTICATED: 401,
   INVALID_CREDENTIALS: 401,
   FORBIDDEN: 403,
   PERSON_NOT_FOUND: 404,
   MESSAGE_NOT_FOUND: 404,
   API_KEY_NOT_FOUND: 404,
+  // Safe retries and concurrent edits: the statuses the IETF drafts and RFC 9110 name.
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  EDIT_CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  ACCOUNT_NOT_FOUND: 404,
+  USERNAME_TAKEN: 409,
+  LAST_ADMIN: 409,
   DEPENDENCY_UNAVAILABLE: 503
 }

@@ -2,6 +2,7 @@ import type { Person, UseCases } from '@people-service/domain'
 import DataLoader from 'dataloader'
 import type { MercuriusContext } from 'mercurius'
 import type { Caller } from '../types.js'
+import { CHUNK_ROWS, inChunks } from './turns.js'
 
 /** What every resolver and loader of one request (or one subscription) can reach. */
 export interface GraphQLContext extends MercuriusContext {
@@ -39,15 +40,17 @@ export interface ContextInput {
 
 /**
  * The fields of one context. A subscription's context is made when its
- * connection initialises, before the caller is known: the caller is merged
- * in from the connection-init payload (plugin.ts, `onConnect`).
+ * connection initialises, with the caller its session authenticated from
+ * the connection-init payload, renewed at each subscribe
+ * (subscriptions/socket-session.ts).
  */
 export const createContextFields = (input: ContextInput): ContextFields => ({
   ...input,
   // No cache: a subscription's context lives as long as its connection, and
   // a person read there must not be served stale to a later event.
   people: new DataLoader(async (ids) => {
-    const found = await input.useCases.getPeopleByIds(ids)
+    // Without a cache the same person comes once per field that asked (age, address …): once is enough.
+    const found = await inChunks([...new Set(ids)], CHUNK_ROWS, (chunk) => input.useCases.getPeopleByIds(chunk))
     return ids.map((id) => found.get(id) ?? null)
   }, { cache: false })
 })

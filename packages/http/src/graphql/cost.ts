@@ -1,42 +1,48 @@
 import { GraphQLError, getNullableType, isListType, Kind, visit, type DocumentNode, type GraphQLSchema } from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
-import { LIST_ARGUMENTS } from './limits.js'
-import type { LimitedListField } from './schema.js'
+import { LIST_ARGUMENTS, type ListField } from './argument-limits.js'
 
 /**
- * The worst-case cost of a query: for every list field, the product of the
- * list limits along its path (its own included), summed over the document.
+ * The worst-case cost of a query, in units of about one row read and
+ * answered (bench/cost.ts measures what a unit takes). Every list item costs
+ * 1, times the list limits along its path: cost(list) = limit · (1 + cost of
+ * its selections), so
  * `{ people(limit: 100) { friends(limit: 10) { messages(limit: 5) { text } } } }`
- * costs 100 + 100·10 + 100·10·5 = 6,100. Computed bottom-up as
- * cost(list) = limit · (1 + cost of its selections), and for any other field
- * the cost of its selections.
- *
- * The same walk checks each list's `limit` against its range, literal or from
- * variables, so an out-of-range limit is refused before any resolver runs.
+ * costs 100 + 100·10 + 100·10·5 = 6,100. On top of that, what a list item
+ * does not carry: `age`, `email` and `address` of a list entry load the whole
+ * person (1 each), as `Message.person` does (1); a `name` filter reads the
+ * name index or, under three characters, scans every name (NAME_SEARCH).
+ * Arguments are in range by now (argument-limits.ts checks them first).
  */
-export class LimitArgumentError extends GraphQLError {
-  constructor (field: LimitedListField, limit: number, range: { min: number, max: number }) {
-    const [, name] = field.split('.')
-    super(`${name}(limit:) must be an integer from ${range.min} to ${range.max}, not ${limit}`, {
-      extensions: { code: 'VALIDATION_FAILED', field: `${name}.limit` }
-    })
-  }
-}
+export const COST_WEIGHTS = {
+  /** `people(name:)` / `peopleConnection(name:)`: a scan of all names costs about as much as answering this many rows. */
+  nameSearch: 2_000,
+  /** A field only the whole person has, per item of the list it is in. */
+  wholePersonField: 1,
+  /** `Message.person`: one person looked up by id. */
+  messagePerson: 1
+} as const
 
-const isLimitedListField = (key: string): key is LimitedListField => key in LIST_ARGUMENTS
+const WHOLE_PERSON_FIELDS = new Set(['Person.age', 'Person.email', 'Person.address'])
+
+const isListField = (key: string): key is ListField => key in LIST_ARGUMENTS
 
 const estimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const key = `${type.name}.${field.name}`
-  if (isLimitedListField(key)) {
-    const range = LIST_ARGUMENTS[key]
-    const given: unknown = args.limit
+  if (isListField(key)) {
+    const list = LIST_ARGUMENTS[key]
+    const given: unknown = args[list.argument]
     // An explicit null means "no preference": the default applies, as when absent.
-    const limit = given === null || given === undefined ? range.default : Number(given)
-    if (!Number.isInteger(limit) || limit < range.min || limit > range.max) throw new LimitArgumentError(key, limit, range)
-    return limit * (1 + childComplexity)
+    const limit = typeof given === 'number' ? given : list.default
+    const search = typeof args.name === 'string' ? COST_WEIGHTS.nameSearch : 0
+    return search + limit * (1 + childComplexity)
   }
-  // Every list of the schema is limited; only introspection's lists are not,
-  // and those are as long as the schema is small.
+  if (WHOLE_PERSON_FIELDS.has(key)) return COST_WEIGHTS.wholePersonField + childComplexity
+  if (key === 'Message.person') return COST_WEIGHTS.messagePerson + childComplexity
+  // A connection's edges are as many as its `first`, counted at the connection.
+  if (key === 'PersonConnection.edges') return childComplexity
+  // Every other list of the schema is limited; only introspection's lists are
+  // not, and those are as long as the schema is small.
   if (isListType(getNullableType(field.type)) && !field.name.startsWith('__') && !type.name.startsWith('__')) {
     throw new Error(`list field ${key} has no limit argument: give it one in LIST_ARGUMENTS`)
   }
@@ -60,33 +66,41 @@ const computeCost = ({ schema, document, variables, operationName }: CostInput):
   })
 
 /**
- * The variables a document's cost can depend on: those given to a `limit:`
- * argument or to a directive (`@include(if: $x)` prunes a subtree). An `id`
+ * The variables a document's cost can depend on: the values given to a
+ * list's bound (`limit:`, `first:`) or to a directive (`@include(if: $x)`
+ * prunes a subtree), and whether a `name:` filter is given at all. An `id`
  * variable changes on every request and never changes the cost.
  */
-const costVariablesOf = (document: DocumentNode): string[] => {
-  const names = new Set<string>()
+interface CostVariables { values: string[], presence: string[] }
+
+const costVariablesOf = (document: DocumentNode): CostVariables => {
+  const values = new Set<string>()
+  const presence = new Set<string>()
   let inDirective = 0
   visit(document, {
     Directive: { enter: () => { inDirective++ }, leave: () => { inDirective-- } },
     Argument (node) {
-      if (node.value.kind === Kind.VARIABLE && (inDirective > 0 || node.name.value === 'limit')) names.add(node.value.name.value)
+      if (node.value.kind !== Kind.VARIABLE) return
+      const argument = node.name.value
+      if (inDirective > 0 || argument === 'limit' || argument === 'first') values.add(node.value.name.value)
+      else if (argument === 'name') presence.add(node.value.name.value)
     }
   })
-  return [...names]
+  return { values: [...values], presence: [...presence].filter((name) => !values.has(name)) }
 }
 
-interface DocumentCosts { variables: string[], costs: Map<string, number> }
+interface DocumentCosts { variables: CostVariables, costs: Map<string, number> }
 
 const COSTS_PER_DOCUMENT = 64
 const documentCosts = new WeakMap<DocumentNode, DocumentCosts>()
 
 /**
- * The worst-case cost of the operation to run; throws LimitArgumentError or
- * a variable error. Mercurius hands over the same document object for the
- * same query text (its parse cache), so a cost is computed once per document,
- * operation and values of the variables it depends on; failures are never
- * remembered.
+ * The worst-case cost of the operation to run; throws a variable error.
+ * Arguments are checked before (argument-limits.ts). Mercurius hands over the
+ * same document object for the same query text (its parse cache), so a cost
+ * is computed once per document, operation and values of the variables it
+ * depends on; failures are never remembered. Issue 17 charges the rate
+ * budget with it: call it with the request's document and variables.
  */
 export const costOf = (input: CostInput): number => {
   let known = documentCosts.get(input.document)
@@ -96,7 +110,11 @@ export const costOf = (input: CostInput): number => {
   }
   const given = input.variables ?? {}
   // Absent and null differ for a variable with a default: each gets its own entry.
-  const key = JSON.stringify([input.operationName ?? null, ...known.variables.map((name) => (name in given ? [given[name]] : []))])
+  const key = JSON.stringify([
+    input.operationName ?? null,
+    ...known.variables.values.map((name) => (name in given ? [given[name]] : [])),
+    ...known.variables.presence.map((name) => given[name] === undefined || given[name] === null ? 0 : 1)
+  ])
   let cost = known.costs.get(key)
   if (cost === undefined) {
     cost = computeCost(input)

@@ -76,6 +76,10 @@ const formatRequestError = (error: unknown, options: FormatOptions): GraphQLForm
   return internal(error, options)
 }
 
+/** An error that refused a subscription over WebSocket, shaped as the same refusal over HTTP. */
+export const formatSocketError = (production: boolean) =>
+  (error: unknown, requestId: string, log: FastifyBaseLogger): GraphQLFormattedError => formatRequestError(error, { production, requestId, log })
+
 /**
  * An error raised while a field resolved. Domain errors keep their message
  * and show their code, as REST does; graphql-js' own errors (a field that

@@ -1,106 +1,55 @@
-import { LIST_LIMITS } from '@people-service/domain'
-import { GraphQLError, Kind, type ASTVisitor, type SelectionSetNode, type ValidationContext, type ValidationRule } from 'graphql'
-import type { LimitedListField } from './schema.js'
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases'
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth'
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives'
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext, type ValidationRule } from 'graphql'
 
-/** What a single GraphQL request may ask for; checked before anything runs. */
+/** What a single GraphQL document may ask for; checked before anything runs, the same over HTTP and WebSocket. */
 export const GRAPHQL_LIMITS = {
-  /** Worst-case cost budget (see cost.ts); the server reads GRAPHQL_MAX_COST. */
-  defaultMaxCost: 50_000,
-  /** Nesting of fields, introspection excluded. */
-  maxDepth: 10,
+  /**
+   * Worst-case cost budget (see cost.ts); the server reads GRAPHQL_MAX_COST.
+   * Calibrated by `npm run bench:cost`: the most expensive query it admits
+   * answers in under 100 ms on the bench data set.
+   */
+  defaultMaxCost: 5_000,
+  /** Characters of one document, checked before it is read at all: a 10,000-character message text fits. */
+  maxLength: 32_768,
   /** Lexical tokens in one document: bounds parsing work before anything else. */
   maxTokens: 2_000,
-  /** Aliased fields in one document: aliases are how one field is asked for many times. */
+  /** Nesting of fields, introspection excluded. */
+  maxDepth: 10,
+  /** Aliased fields in one operation, fragments counted where spread: aliases are how one field is asked for many times. */
   maxAliases: 30,
-  /** Directive uses in one document. */
+  /** Directive uses in one operation, fragments counted where spread. */
   maxDirectives: 30,
   /** Runs of one query text before graphql-jit compiles it (see bench/graphql.ts). */
   jitAfter: 1
 } as const
 
-/** The range each list's `limit` argument accepts, and its default. */
-export const LIST_ARGUMENTS: Record<LimitedListField, { min: number, max: number, default: number }> = {
-  'Query.people': { min: 1, max: LIST_LIMITS.people.max, default: LIST_LIMITS.people.default },
-  'Person.friends': { min: 0, max: LIST_LIMITS.friends.max, default: LIST_LIMITS.friends.default },
-  'Person.messages': { min: 0, max: LIST_LIMITS.inbox.max, default: LIST_LIMITS.inbox.default }
-}
-
-const error = (message: string, code: string): GraphQLError => new GraphQLError(message, { extensions: { code } })
-
-/** Refuses a document with more than `max` aliased fields. */
-export const maxAliasesRule = (max: number): ValidationRule => (context: ValidationContext): ASTVisitor => {
-  let aliases = 0
-  return {
-    Field (node) {
-      if (node.alias !== undefined) aliases++
-    },
-    Document: {
-      leave () {
-        if (aliases > max) context.reportError(error(`the query uses ${aliases} aliases; at most ${max} are allowed`, 'TOO_MANY_ALIASES'))
-      }
-    }
-  }
-}
-
-/** Refuses a document with more than `max` directive uses. */
-export const maxDirectivesRule = (max: number): ValidationRule => (context: ValidationContext): ASTVisitor => {
-  let directives = 0
-  return {
-    Directive () { directives++ },
-    Document: {
-      leave () {
-        if (directives > max) context.reportError(error(`the query uses ${directives} directives; at most ${max} are allowed`, 'TOO_MANY_DIRECTIVES'))
-      }
-    }
-  }
-}
+const refusal = (message: string, code: string): GraphQLError => new GraphQLError(message, { extensions: { code } })
 
 /**
- * Refuses operations nested deeper than `max` fields. Fragments count at the
- * depth they are spread; introspection fields (`__schema`, `__type`) do not
- * count, so GraphiQL's schema query, deep by nature, still works.
+ * GraphQL Armor's rules, reporting our codes: Armor throws its error out of
+ * validation (a "Syntax Error" with no code) unless told to hand it over.
  */
-export const maxDepthRule = (max: number): ValidationRule => (context: ValidationContext): ASTVisitor => {
-  // A fragment is as deep wherever it is spread: measured once, so a document
-  // that spreads fragments into fragments cannot make this walk explode.
-  const fragmentDepths = new Map<string, number>()
-  const depthOf = (selectionSet: SelectionSetNode | undefined, visiting: Set<string>): number => {
-    let deepest = 0
-    for (const selection of selectionSet?.selections ?? []) {
-      if (selection.kind === Kind.FIELD) {
-        if (selection.name.value.startsWith('__')) continue
-        deepest = Math.max(deepest, 1 + depthOf(selection.selectionSet, visiting))
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        deepest = Math.max(deepest, depthOf(selection.selectionSet, visiting))
-      } else {
-        const name = selection.name.value
-        const fragment = context.getFragment(name)
-        // Unknown and cyclic fragments are reported by the standard rules.
-        if (!fragment || visiting.has(name)) continue
-        let fragmentDepth = fragmentDepths.get(name)
-        if (fragmentDepth === undefined) {
-          visiting.add(name)
-          fragmentDepth = depthOf(fragment.selectionSet, visiting)
-          visiting.delete(name)
-          fragmentDepths.set(name, fragmentDepth)
-        }
-        deepest = Math.max(deepest, fragmentDepth)
-      }
-      if (deepest > max) return deepest
-    }
-    return deepest
-  }
-  return {
-    OperationDefinition (node) {
-      const depth = depthOf(node.selectionSet, new Set())
-      if (depth > max) {
-        const name = node.name?.value ?? 'the operation'
-        context.reportError(new GraphQLError(`${name} is ${depth} levels deep; at most ${max} are allowed`, { nodes: node, extensions: { code: 'QUERY_TOO_DEEP' } }))
-      }
-      return false
-    }
-  }
-}
+const reportAs = (code: string) => ({
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => {
+    context?.reportError(refusal(error.message.replace(/^Syntax Error: /, ''), code))
+  }]
+})
+
+/**
+ * The validation rules every document passes, over HTTP (Mercurius runs them
+ * once per document it caches) and WebSocket (subscription-limits.ts).
+ */
+export const documentRules = (production: boolean): ValidationRule[] => [
+  // Fragments count at the depth they are spread; `__schema` does not count, so GraphiQL's schema query runs.
+  maxDepthRule({ n: GRAPHQL_LIMITS.maxDepth, flattenFragments: true, ignoreIntrospection: true, ...reportAs('QUERY_TOO_DEEP') }),
+  // Aliased `__typename` too: every alias is one more field to answer.
+  maxAliasesRule({ n: GRAPHQL_LIMITS.maxAliases, allowList: [], ...reportAs('TOO_MANY_ALIASES') }),
+  maxDirectivesRule({ n: GRAPHQL_LIMITS.maxDirectives, ...reportAs('TOO_MANY_DIRECTIVES') }),
+  ...(production ? [NoSchemaIntrospectionCustomRule] : [])
+]
 
 /**
  * Mercurius treats a `query` that does not parse as GraphQL as a JSON-encoded
@@ -115,4 +64,17 @@ export const isJsonEncoded = (source: string): boolean => {
   } catch {
     return false
   }
+}
+
+/**
+ * The checks on a document's text before it is parsed: its length, and that
+ * it is not JSON. The token cap applies in the parse itself (graphql-js'
+ * `maxTokens`, which stops there): Mercurius' parse over HTTP, the
+ * subscription hook's over WebSocket. Throws the refusal as a GraphQLError.
+ */
+export const checkDocumentSource = (source: string): void => {
+  if (source.length > GRAPHQL_LIMITS.maxLength) {
+    throw refusal(`the document is ${source.length} characters long; at most ${GRAPHQL_LIMITS.maxLength} are allowed: pass long values as variables`, 'DOCUMENT_TOO_LARGE')
+  }
+  if (isJsonEncoded(source)) throw refusal('query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
 }

@@ -1,27 +1,32 @@
-import { isDomainError, type Caller, type UseCases } from '@people-service/domain'
+import type { KeyRevocations, UseCases } from '@people-service/domain'
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify'
-import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, Source, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
+import { getOperationAST, GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql'
 import mercurius from 'mercurius'
 import type { Access } from '../plugins/access.js'
 import { registerGraphiQL } from '../plugins/graphiql.js'
-import { RateLimitedError } from '../auth/rate-limits.js'
+import { checkArguments } from './argument-limits.js'
 import { assertEveryRootFieldGoverned, coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from './authorization.js'
 import { createContextFields, type GraphQLContext } from './context.js'
 import { costOf, costTooHighError } from './cost.js'
-import { errorFormatter, errorHandler, GraphQLRequestError, requestError } from './error-format.js'
-import { GRAPHQL_LIMITS, isJsonEncoded, maxAliasesRule, maxDepthRule, maxDirectivesRule } from './limits.js'
+import { errorFormatter, errorHandler, formatSocketError, GraphQLRequestError, requestError } from './error-format.js'
+import { checkDocumentSource, documentRules, GRAPHQL_LIMITS } from './limits.js'
 import { createLoaders } from './loaders.js'
 import type { MessageBus } from './message-bus.js'
 import { resolvers } from './resolvers.js'
 import { schema } from './schema.js'
-import { validateSubscription } from './subscription-limits.js'
+import { fairFanOut } from './subscriptions/fair-fan-out.js'
+import { installSocketSessions, type SubscriptionSettings } from './subscriptions/socket-sessions.js'
 import { contentTypeOf, negotiate } from './transport.js'
 
 export interface GraphQLOptions {
   useCases: UseCases
   /** Authenticates subscriptions and counts them; the HTTP requests are the access hook's. */
   access: Access
+  /** Announces revoked credentials; open WebSocket connections are checked anew when it changes. */
+  revocations: KeyRevocations
   messageBus: MessageBus
+  /** The init deadline, the per-caller cap and the credential check interval of WebSocket connections. */
+  subscriptions: SubscriptionSettings
   /** Introspection, GraphiQL and "Did you mean" suggestions off. */
   production: boolean
   /** Worst-case cost budget of one operation (cost.ts). */
@@ -98,15 +103,22 @@ const asRequestError = (error: unknown): never => {
   throw error
 }
 
+/** Subscriptions have their own door; over HTTP they would run as nothing. */
+const subscriptionOverHttp = (method: string): GraphQLRequestError => method === 'POST'
+  ? requestError(400, 'subscriptions are served over WebSocket at /graphql (graphql-ws protocol), not over HTTP', 'SUBSCRIPTION_OVER_HTTP')
+  : requestError(405, 'subscriptions are served over WebSocket at /graphql (graphql-ws protocol), not over HTTP', 'METHOD_NOT_ALLOWED', { allow: 'GET, HEAD, POST' })
+
 /**
- * The last checks before any resolver runs: no mutation but over POST
- * (Mercurius checks GET only, and HEAD runs the GET route), then every
- * selected field against the policy table for the caller (403, nothing runs),
- * then list limits and worst-case cost with the request's variables (400).
+ * The last checks before any resolver runs: no subscription, and no mutation
+ * but over POST (Mercurius checks GET only, and HEAD runs the GET route),
+ * then every selected field against the policy table for the caller (403,
+ * nothing runs), then arguments against their limits and the worst-case
+ * cost, with the request's variables (400).
  */
 const checkBeforeExecution = (maxCost: number) =>
   async (schema: GraphQLSchema, document: DocumentNode, context: GraphQLContext, variables: Record<string, unknown> | undefined): Promise<void> => {
     const operation = getOperationAST(document, context.operationName)
+    if (operation?.operation === 'subscription') throw subscriptionOverHttp(context.reply.request.method)
     if (context.reply.request.method !== 'POST' && operation?.operation !== 'query') {
       throw requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' })
     }
@@ -123,6 +135,11 @@ const checkBeforeExecution = (maxCost: number) =>
       const denied = deniedFields(context.caller, fields, rootTypesOf(schema))
       if (denied.length > 0) {
         throw new GraphQLRequestError(denied.some((e) => e.extensions.code === 'UNAUTHENTICATED') ? 401 : 403, denied)
+      }
+      try {
+        checkArguments(schema, document, context.operationName, coerced)
+      } catch (error) {
+        asRequestError(error)
       }
     }
     let cost = 0
@@ -147,11 +164,14 @@ const selectsAnOperation = (source: string, operationName: string | undefined): 
   } catch {
     return false
   }
-  if (getOperationAST(document, operationName) === null) {
+  const operation = getOperationAST(document, operationName)
+  if (!operation) {
     throw requestError(400, operationName === undefined
       ? 'the document has several operations: say which to run with operationName'
       : `the document has no operation named ${JSON.stringify(operationName)}`, 'GRAPHQL_VALIDATION_FAILED')
   }
+  // Mercurius refuses it as a mutation; the client should hear where subscriptions are.
+  if (operation.operation === 'subscription') throw subscriptionOverHttp('GET')
   return true
 }
 
@@ -161,75 +181,39 @@ const selectsAnOperation = (source: string, operationName: string | undefined): 
 const REMEMBERED_SOURCES = 1000
 const REMEMBERED_SOURCE_LENGTH = 8192
 
-/** Refuses JSON in place of a GraphQL document (see isJsonEncoded), and checks a GET's operationName. */
+/** The document's text checks (limits.ts) and a GET's operationName. */
 const checkSource = () => {
   const passed = new Set<string>()
   return async (_schema: GraphQLSchema, source: string, context: GraphQLContext): Promise<void> => {
     const key = context.reply.request.method === 'POST' ? undefined : `${JSON.stringify(context.operationName ?? null)} ${source}`
     if (key !== undefined && passed.has(key)) return
-    if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
+    try {
+      checkDocumentSource(source)
+    } catch (error) {
+      asRequestError(error)
+    }
     if (key === undefined || !selectsAnOperation(source, context.operationName) || source.length > REMEMBERED_SOURCE_LENGTH) return
     if (passed.size >= REMEMBERED_SOURCES) passed.clear()
     passed.add(key)
   }
 }
 
-type InitPayload = Record<string, unknown> | null | undefined
-
-/** A connection-init payload field, by name, whatever its case (clients copy header spellings). */
-const fieldOf = (payload: InitPayload, name: string): unknown => {
-  if (typeof payload !== 'object' || payload === null) return undefined
-  const key = Object.keys(payload).find((k) => k.toLowerCase() === name)
-  return key === undefined ? undefined : payload[key]
-}
-
-/**
- * Authenticates a graphql-ws connection from its connection-init payload,
- * `{ "authorization": "Bearer …" }` or `{ "x-api-key": "…" }`, with the same
- * authenticator as the HTTP hook. Answers the caller (merged into the
- * connection's context) or false, which makes Mercurius refuse the
- * connection: it never gets a `connection_ack`.
- */
-const authenticateConnection = (app: FastifyInstance, access: Access) =>
-  async ({ payload }: { payload?: InitPayload }): Promise<{ caller: Caller } | false> => {
-    const authorization = fieldOf(payload, 'authorization')
-    const apiKey = fieldOf(payload, 'x-api-key')
-    if ((authorization !== undefined && typeof authorization !== 'string') || (apiKey !== undefined && typeof apiKey !== 'string')) return false
-    try {
-      return { caller: await access.authenticate({ authorization, apiKey }) }
-    } catch (error) {
-      if (!isDomainError(error) || error.code !== 'UNAUTHENTICATED') throw error
-      app.log.debug({ reason: error.message }, 'GraphQL subscription connection refused')
-      return false
-    }
-  }
-
-/**
- * A subscription counts once, when it starts, against the caller's budget
- * (and an API key's usage), as an HTTP request does in the access hook.
- */
-const chargeSubscription = (access: Access) =>
-  async (context: { request: FastifyRequest, caller: Caller }): Promise<void> => {
-    try {
-      await access.charge(context.request, context.caller)
-    } catch (error) {
-      if (!(error instanceof RateLimitedError)) throw error
-      throw new GraphQLError(error.message, { extensions: { code: error.code, retryAfter: error.retryAfter } })
-    }
-  }
-
 export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
-  const { useCases, access, messageBus, production, maxCost, jit } = options
-  const validationRules: ValidationRule[] = [
-    maxDepthRule(GRAPHQL_LIMITS.maxDepth),
-    maxAliasesRule(GRAPHQL_LIMITS.maxAliases),
-    maxDirectivesRule(GRAPHQL_LIMITS.maxDirectives),
-    ...(production ? [NoSchemaIntrospectionCustomRule] : [])
-  ]
+  const { useCases, access, revocations, messageBus, production, maxCost, jit } = options
+  const validationRules = documentRules(production)
 
   // An own scope: Mercurius sets error handlers and content-type parsers that
   // must not reach the REST routes.
   await app.register(async (scope) => {
+    // Before Mercurius registers its route: sessions wrap its WebSocket handler.
+    const sockets = installSocketSessions(scope, {
+      access,
+      revocations,
+      // The executable schema exists once Mercurius is registered, before any connection.
+      rules: { get schema () { return scope.graphql.schema }, validationRules, maxCost },
+      settings: options.subscriptions,
+      format: formatSocketError(production)
+    })
     await scope.register(mercurius, {
       schema,
       // Typed in resolvers.ts; Mercurius' own resolver type is a loose record.
@@ -253,13 +237,13 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
         maxCost
       }),
       subscription: {
-        emitter: messageBus.emitter,
+        emitter: fairFanOut(messageBus.emitter),
         // No headers on a WebSocket: the caller comes from the connection-init
-        // payload (onConnect), merged into this context before any subscription.
-        onConnect: authenticateConnection(app, access),
+        // payload, authenticated by the connection's session before
+        // Mercurius hears of it (subscriptions/socket-session.ts).
         context: (_socket, request: FastifyRequest) => createContextFields({
           useCases,
-          caller: undefined,
+          caller: sockets.callerOf(request),
           requestId: request.id,
           operationName: undefined,
           maxCost
@@ -274,17 +258,10 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
     assertEveryRootFieldGoverned(scope.graphql.schema)
     scope.graphql.addHook('preParsing', checkSource())
     scope.graphql.addHook('preExecution', checkBeforeExecution(maxCost))
-    scope.graphql.addHook('preSubscriptionParsing', async (_schema, source) => {
-      if (isJsonEncoded(source)) throw requestError(400, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED').errors[0]
-      parse(source, { maxTokens: GRAPHQL_LIMITS.maxTokens })
-    })
-    scope.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
-      // Mercurius accepts a ready-made AST object over WebSocket; only parsed text carries a Source.
-      if (!(document.loc?.source instanceof Source)) {
-        throw new GraphQLError('query must be a GraphQL document, as a string', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
-      }
-      validateSubscription(schema, document, validationRules)
-      await chargeSubscription(access)(context as unknown as { request: FastifyRequest, caller: Caller })
+    // A subscribe was checked in full by its connection's session; it runs
+    // as the caller that session authenticated for it, scopes as of now.
+    scope.graphql.addHook<GraphQLContext & { request: FastifyRequest }>('preSubscriptionExecution', async (_schema, _document, context) => {
+      context.caller = sockets.callerOf(context.request)
     })
   })
   if (!production) await registerGraphiQL(app)

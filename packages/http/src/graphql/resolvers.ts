@@ -1,4 +1,4 @@
-import { isDomainError, type Message, type Person, type PersonSummary } from '@people-service/domain'
+import { cursorAfterPerson, isDomainError, type ListPeopleInput, type Message, type Person, type PersonSummary } from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
 import mercurius from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
@@ -7,9 +7,9 @@ import type { GraphQLContext } from './context.js'
 import type { PersonParent } from './loaders.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
 import type {
-  CreatePersonArgs, FriendshipArgs, IdArgs, MessageSentArgs, PeopleArgs, SendMessageArgs, UpdatePersonArgs
+  CreatePersonArgs, FriendshipArgs, IdArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
 } from './schema.js'
-import { checkSubscriptionCost } from './subscription-limits.js'
+import { checkSubscriptionLimits } from './subscription-limits.js'
 
 const onlyFor = mercurius.withFilter(
   (_: unknown, __: MessageSentArgs, context: GraphQLContext) => context.pubsub.subscribe(MESSAGE_SENT),
@@ -36,12 +36,25 @@ const isWhole = (person: PersonParent): person is Person => 'createdAt' in perso
 const whole = async (person: PersonParent, { people }: GraphQLContext): Promise<Person | null> =>
   isWhole(person) ? person : people.load(person.id)
 
+/** The use case's input from GraphQL's arguments: null is "not given", and an empty name filters nothing. */
+const listInput = (limit: number | null | undefined, cursor: string | null | undefined, name: string | null | undefined): ListPeopleInput => ({
+  ...(given(limit) !== undefined ? { limit: given(limit) } : {}),
+  ...(given(cursor) !== undefined ? { cursor: given(cursor) } : {}),
+  ...(given(name) ? { name: given(name) } : {})
+})
+
+interface PersonConnection {
+  edges: Array<{ cursor: string, node: PersonSummary }>
+  pageInfo: { hasNextPage: boolean, endCursor: string | null }
+}
+
 type Resolver<Parent, Args, Result> = (parent: Parent, args: Args, context: GraphQLContext) => Promise<Result> | Result
 
 interface Resolvers {
   Query: {
     person: Resolver<unknown, IdArgs, Person | null>
     people: Resolver<unknown, PeopleArgs, PersonSummary[]>
+    peopleConnection: Resolver<unknown, PeopleConnectionArgs, PersonConnection>
     message: Resolver<unknown, IdArgs, Message | null>
   }
   Mutation: {
@@ -78,13 +91,13 @@ interface Resolvers {
 export const resolvers: Resolvers = {
   Query: {
     person: (_, { id }, { useCases }) => orNull(useCases.getPerson(id), 'PERSON_NOT_FOUND'),
-    people: async (_, { limit, cursor, name }, { useCases }) => {
-      const page = await useCases.listPeople({
-        ...(given(limit) !== undefined ? { limit: given(limit) } : {}),
-        ...(given(cursor) !== undefined ? { cursor: given(cursor) } : {}),
-        ...(given(name) ? { name: given(name) } : {})
-      })
-      return page.items
+    people: async (_, { limit, cursor, name }, { useCases }) => (await useCases.listPeople(listInput(limit, cursor, name))).items,
+    // The page of GET /people: an edge's cursor is the one the page after it
+    // would have, so endCursor is REST's `next` when there is one.
+    peopleConnection: async (_, { first, after, name }, { useCases }) => {
+      const page = await useCases.listPeople(listInput(first, after, name))
+      const edges = page.items.map((node) => ({ cursor: cursorAfterPerson(node.id), node }))
+      return { edges, pageInfo: { hasNextPage: page.next !== undefined, endCursor: edges.at(-1)?.cursor ?? null } }
     },
     message: (_, { id }, { useCases }) => orNull(useCases.getMessage(id), 'MESSAGE_NOT_FOUND')
   },
@@ -121,7 +134,7 @@ export const resolvers: Resolvers = {
       // The policy and the limits first: a refused subscription never subscribes.
       subscribe: async (root, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
         authorizeSubscription(context.caller, info)
-        checkSubscriptionCost(info, context.maxCost)
+        checkSubscriptionLimits(info, context.maxCost)
         return onlyFor(root, args, context, info)
       },
       resolve: (event) => fromEvent(event)

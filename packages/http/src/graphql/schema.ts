@@ -2,14 +2,32 @@ import type { PersonInput, PersonPatch } from '@people-service/domain'
 
 /**
  * The query endpoint's schema. Type, field and argument names are part of the
- * public contract (API.md, "Query endpoint"); the input types are ours, since
+ * public contract (docs/API.md, "Query endpoint"); the input types are ours, since
  * the contract leaves their shape to the service.
  */
 export const schema = /* GraphQL */ `
   type Query {
     person(id: ID!): Person
     people(limit: Int = 100, cursor: String, name: String): [Person!]!
+    "People ordered by id, a page at a time (Relay cursor connection); cursors are those of GET /people."
+    peopleConnection(first: Int = 100, after: String, name: String): PersonConnection!
     message(id: ID!): Message
+  }
+
+  type PersonConnection {
+    edges: [PersonEdge!]!
+    pageInfo: PageInfo!
+  }
+
+  type PersonEdge {
+    "Where the next page starts when this edge ends one: as GET /people's ?cursor=."
+    cursor: String!
+    node: Person!
+  }
+
+  type PageInfo {
+    hasNextPage: Boolean!
+    endCursor: String
   }
 
   type Person {
@@ -80,12 +98,10 @@ export const schema = /* GraphQL */ `
  */
 export interface IdArgs { id: string }
 export interface PeopleArgs { limit?: number | null, cursor?: string | null, name?: string | null }
+export interface PeopleConnectionArgs { first?: number | null, after?: string | null, name?: string | null }
 export interface LimitArgs { limit?: number | null }
 export interface CreatePersonArgs { input: PersonInput }
 export interface UpdatePersonArgs { id: string, input: PersonPatch }
 export interface FriendshipArgs { personId: string, friendId: string }
 export interface SendMessageArgs { personId: string, text: string }
 export interface MessageSentArgs { personId?: string | null }
-
-/** The fields of Query, Person and Message whose lists are bounded by a `limit` argument. */
-export type LimitedListField = 'Query.people' | 'Person.friends' | 'Person.messages'

@@ -1,4 +1,5 @@
 import { type AccessUseCases, type Caller, createAccessUseCases, type Ports, unauthenticated } from '@people-service/domain'
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { installAccessTokens, type AccessTokens, type TokenSettings } from '../auth/access-tokens.js'
 import { createAuthenticator } from '../auth/authenticator.js'
@@ -9,8 +10,13 @@ import { installRateLimits, RATE_LIMIT_DEFAULTS, type RateLimits, type RateLimit
 export interface AccessOptions {
   tokens: TokenSettings
   limits?: Partial<RateLimitSettings>
-  /** How long an authenticated API key is trusted without a database read (absent revocations). */
+  /**
+   * How long a verified API key or account state is trusted without a
+   * database read (absent revocations, which end it at once).
+   */
   apiKeyCacheTtlMs?: number
+  /** A bearer token that may read GET /metrics without an account (a Prometheus scraper). */
+  metricsToken?: string
   /** How often counted API key usage is written to the database. */
   usageFlushIntervalMs?: number
 }
@@ -43,6 +49,22 @@ const isWebSocketUpgrade = (request: FastifyRequest): boolean =>
   (request.raw as { upgrade?: unknown }).upgrade === true &&
   request.headers.upgrade?.toLowerCase() === 'websocket'
 
+// Set on every response to an authenticated request: what a caller is shown
+// is theirs alone, and no cache between them and us may keep it.
+const NO_STORE = 'no-store'
+
+/**
+ * Whether an Authorization header presents the metrics token; compared as
+ * digests in constant time, so neither timing nor length tells how much of
+ * a guess was right.
+ */
+const metricsTokenCheck = (token: string | undefined): (authorization: string | undefined) => boolean => {
+  if (token === undefined || token === '') return () => false
+  const expected = createHash('sha256').update(`Bearer ${token}`).digest()
+  return (authorization) => authorization !== undefined &&
+    timingSafeEqual(createHash('sha256').update(authorization).digest(), expected)
+}
+
 const ANY_CALLER: Requirement = { access: 'caller' }
 const PUBLIC: Requirement = { access: 'public' }
 const WARN_EVERY_MS = 10_000
@@ -65,7 +87,7 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   let lastWarning = 0
   const useCases = createAccessUseCases(ports, {
     ...(limitSettings.max === 0 ? {} : { maxRateLimitWithoutAdmin: limitSettings.max }),
-    apiKeyCache: {
+    credentialCache: {
       ...(options.apiKeyCacheTtlMs === undefined ? {} : { ttlMs: options.apiKeyCacheTtlMs }),
       onRevocationsUnavailable (error) {
         if (Date.now() - lastWarning < WARN_EVERY_MS) return
@@ -76,7 +98,11 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   })
   const tokens = await installAccessTokens(app, options.tokens)
   const limits = await installRateLimits(app, limitSettings)
-  const authenticateCredentials = createAuthenticator({ tokens, authenticateApiKey: useCases.authenticateApiKey })
+  const authenticateCredentials = createAuthenticator({
+    tokens,
+    callers: { apiKey: useCases.authenticateApiKey, accessToken: useCases.authenticateToken }
+  })
+  const isMetricsToken = metricsTokenCheck(options.metricsToken)
 
   const publicUrls = new Set<string>()
   app.addHook('onRoute', (route) => {
@@ -109,8 +135,13 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
     // handler, never the HTTP one) passes: an HTTP request that merely
     // carries `Upgrade: websocket` is authenticated like any other.
     if (operation === 'graphql' && isWebSocketUpgrade(request)) return
+    if (requirement.metricsToken === true && isMetricsToken(request.headers.authorization)) {
+      reply.header('cache-control', NO_STORE)
+      return
+    }
     const caller = await authenticateCredentials(readCredentials({ authorization: request.headers.authorization, apiKey: request.headers['x-api-key'] }))
     request.caller = caller
+    reply.header('cache-control', NO_STORE)
     if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)
     await limits.charge(request, reply, caller)
     check(caller, requirement, what)

@@ -56,6 +56,8 @@ export const installErrorHandling = (app: FastifyInstance): void => {
       const status = STATUS_OF[error.code]
       if (status >= 500) request.log.warn({ code: error.code }, error.message)
       if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
+      // The first request with that key answers within the request timeout.
+      if (error.code === 'IDEMPOTENCY_KEY_IN_USE') reply.header('retry-after', '1')
       return reply.code(status).send(errorBody(status, error.message, error.code))
     }
     const client = clientErrorOf(error)

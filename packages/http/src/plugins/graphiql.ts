@@ -41,7 +41,7 @@ export const registerGraphiQL = async (app: FastifyInstance): Promise<void> => {
         response: {
           200: {
             description: 'The page',
-            headers: headersOf(['ETag']),
+            headers: headersOf(['ETag', 'Cache-Control']),
             content: { 'text/html': { schema: { type: 'string' }, example: '<!DOCTYPE html><html lang="en">…</html>' } }
           }
         }

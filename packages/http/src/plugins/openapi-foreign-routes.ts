@@ -16,11 +16,19 @@ const requestError = (description: string, code: string, message: string, header
 
 const graphqlResponses = (method: 'GET' | 'POST') => ({
   200: graphqlResponse('The result: `data`, with `errors` beside it for the fields that failed', GRAPHQL_EXAMPLES.data),
-  400: requestError('The request was refused before anything ran: it does not parse or validate, is too deep, too costly, or malformed', 'GRAPHQL_VALIDATION_FAILED', 'Cannot query field "nmae" on type "Person".'),
+  400: method === 'POST'
+    ? requestError('The request was refused before anything ran: it does not parse or validate, is too deep, too costly, or malformed, ' +
+      'an argument is out of its limits, or it is a subscription (SUBSCRIPTION_OVER_HTTP: subscriptions are served over WebSocket)', 'GRAPHQL_VALIDATION_FAILED', 'Cannot query field "nmae" on type "Person".')
+    : requestError('The request was refused before anything ran: it does not parse or validate, is too deep, too costly, or malformed, ' +
+      'or an argument is out of its limits', 'GRAPHQL_VALIDATION_FAILED', 'Cannot query field "nmae" on type "Person".'),
   401: requestError('No valid credentials', 'UNAUTHENTICATED', 'credentials are required: Authorization: Bearer <token> or X-API-Key: <key>', { 'WWW-Authenticate': { type: 'string', description: 'Bearer realm="people-service"' } }),
   403: requestError('A selected field needs a scope the caller lacks: nothing ran', 'FORBIDDEN', 'Mutation.createPerson needs the people:write scope'),
   ...(method === 'GET'
-    ? { 405: requestError('A mutation over GET: send it with POST', 'METHOD_NOT_ALLOWED', 'a mutation changes data and is only accepted over POST', { Allow: { type: 'string', description: 'POST' } }) }
+    ? {
+        405: requestError('A mutation over GET (send it with POST), or a subscription (served over WebSocket at this path, never over HTTP)',
+          'METHOD_NOT_ALLOWED', 'a mutation changes data and is only accepted over POST',
+          { Allow: { type: 'string', description: '`POST` for a mutation; `GET, HEAD, POST` for a subscription' } })
+      }
     : {}),
   406: requestError('The Accept header allows neither application/graphql-response+json nor application/json', 'NOT_ACCEPTABLE', 'this endpoint answers application/graphql-response+json or application/json'),
   429: requestError('The caller\'s budget cannot pay for this operation\'s cost (extensions.cost): nothing ran', 'RATE_LIMITED', 'rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s', { 'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again.' } }),
@@ -28,7 +36,7 @@ const graphqlResponses = (method: 'GET' | 'POST') => ({
 })
 
 const GRAPHQL_DESCRIPTION = 'GraphQL over HTTP. Subscriptions are served over WebSocket at the same path (graphql-ws protocol, ' +
-  'credentials in the connection-init payload). Each operation counts as `max(1, ceil(cost / 100))` requests against the caller\'s budget.'
+  'credentials in the connection-init payload); sent over HTTP they are refused (400 over POST, 405 over GET). Documents are at most 32,768 characters. Each operation counts as `max(1, ceil(cost / 100))` requests against the caller\'s budget.'
 
 const page = (description: string, example: string) => ({
   description,

@@ -22,19 +22,21 @@ export const TAGS = [
 
 export const SECURITY_SCHEMES = {
   apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key from POST /api-keys, shown once when created.' },
-  bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /auth/login.' }
+  bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /auth/login.' },
+  metricsToken: { type: 'http', scheme: 'bearer', description: 'The deployment\'s METRICS_TOKEN, for a Prometheus scraper: `Authorization: Bearer $METRICS_TOKEN`.' }
 } as const
 
 /**
  * An operation's security, from its row of the policy table: public ones
  * need nothing; the others take a key or a token, holding the row's scope
  * (OpenAPI 3.1 lets non-OAuth schemes list the roles they need); account-only
- * ones take a token.
+ * ones take a token; the metrics row also takes the METRICS_TOKEN bearer.
  */
 export const securityOf = (requirement: Requirement): Array<Record<string, string[]>> => {
   if (requirement.access === 'public') return []
   const scopes = requirement.scope === undefined ? [] : [requirement.scope]
-  return requirement.accounts === true ? [{ bearerAuth: scopes }] : [{ bearerAuth: scopes }, { apiKey: scopes }]
+  const credentials: Array<Record<string, string[]>> = requirement.accounts === true ? [{ bearerAuth: scopes }] : [{ bearerAuth: scopes }, { apiKey: scopes }]
+  return requirement.metricsToken === true ? [...credentials, { metricsToken: [] }] : credentials
 }
 
 const RATE_LIMIT_HEADERS: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
@@ -80,14 +82,16 @@ const asDocumentResponse = (entry: ResponseEntry, headers: Record<string, unknow
 /**
  * The route's schema as the document shows it: the route's own operationId,
  * tags, summary and responses, completed from its policy row — security,
- * 401/403/429, rate-limit headers — and with what any request can meet
+ * 401/403/429, rate-limit headers, Cache-Control — and with what any request can meet
  * (X-Request-Id, 500, 503). The route's own response for a status wins.
  */
 export const documentedSchema = (schema: DocumentedSchema, operation: Operation): DocumentedSchema => {
   const requirement = POLICY[operation]
   // Logins are counted per address and username (auth/rate-limits.ts), so they carry the headers too.
   const charged = requirement.access === 'caller' || operation === 'auth.login'
-  const headers = headersOf(['X-Request-Id', ...(charged ? RATE_LIMIT_HEADERS : [])])
+  // The access hook marks every answer to an authenticated request no-store
+  // (plugins/access.ts), whatever its status (a 401 too, for a wrong current password).
+  const headers = headersOf(['X-Request-Id', ...(charged ? RATE_LIMIT_HEADERS : []), ...(requirement.access === 'public' ? [] : ['Cache-Control' as const])])
   const implied = Object.fromEntries([...impliedErrors(requirement), 500 as const, 503 as const].map((status) => [status, errorResponse(status)]))
   const responses = { ...implied, ...schema.response } as Record<string, ResponseEntry>
   return {

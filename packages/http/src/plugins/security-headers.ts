@@ -67,8 +67,8 @@ export const registerSecurityHeaders = async (app: FastifyInstance, { origins }:
     // requests here: they go on to the route (a bare OPTIONS gets its 405).
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin) ? origin : false),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-request-id'],
-    exposedHeaders: ['location', 'link', 'x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'],
+    allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-request-id', 'idempotency-key', 'if-match', 'if-none-match'],
+    exposedHeaders: ['location', 'link', 'x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'etag', 'idempotent-replayed'],
     maxAge: 600
   })
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Access } from '../plugins/access.js'
-import { LoginSchema, TokenSchema } from '../schemas/access.schemas.js'
+import { type Access, callerOf } from '../plugins/access.js'
+import { ChangePasswordSchema, LoginSchema, PasswordChangedSchema, TokenSchema } from '../schemas/access.schemas.js'
 import { errorResponses } from '../schemas/error.schema.js'
 import { EXAMPLES } from '../schemas/examples.js'
 import { documented } from '../schemas/response.schemas.js'
@@ -22,9 +22,25 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (
   }, async (request, reply) => {
     const { username, password } = request.body
     // Before any password is checked: guessing is limited by address and name.
-    await access.limits.chargeLogin(request, reply, username)
-    const account = await access.useCases.logIn(username, password)
+    const account = await access.limits.guardLogin(request, reply, username, () => access.useCases.logIn(username, password))
     reply.header('cache-control', 'no-store')
     return { access_token: access.tokens.issue(account), token_type: 'Bearer' as const, expires_in: access.tokens.ttlSeconds }
+  })
+
+  app.post('/auth/password', {
+    config: { operation: 'auth.password' },
+    schema: {
+      operationId: 'changePassword',
+      tags: ['auth'],
+      summary: 'Change the calling account\'s password; every token issued before stops working, this one included',
+      body: ChangePasswordSchema,
+      response: { 200: documented(PasswordChangedSchema, { description: 'Changed: log in again with the new password', example: EXAMPLES.passwordChanged }), ...errorResponses(400, 401, 403, 429) }
+    }
+  }, async (request, reply) => {
+    const caller = callerOf(request)
+    // A stolen token must not become a way to guess the password it lacks.
+    const { username } = await access.useCases.describeCaller(caller)
+    await access.limits.guardLogin(request, reply, username, () => access.useCases.changePassword(caller.accountId, request.body))
+    return { changed: true as const }
   })
 }

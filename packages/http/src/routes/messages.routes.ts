@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Message } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
+import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
 import { EXAMPLES } from '../schemas/examples.js'
+import { CreateHeaders } from '../schemas/headers.schemas.js'
 import { InboxQuery } from '../schemas/list.schemas.js'
 import { MessageSchema, SendMessageSchema } from '../schemas/message.schemas.js'
 import { PersonIdParams } from '../schemas/person.schemas.js'
@@ -12,6 +15,8 @@ import { linkNext } from './links.js'
 
 const MessageRef = Type.Ref(MessageSchema)
 
+const locationOf = (message: Message): string => `/message/${message.id}`
+
 export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.post('/message', {
     config: { operation: 'message.send' },
@@ -19,15 +24,26 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
       operationId: 'sendMessage',
       tags: ['messages'],
       summary: 'Send a message to a person',
+      description: 'With an Idempotency-Key a repeat gets the first answer again and sends nothing. ' +
+        'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422.',
+      headers: CreateHeaders,
       body: SendMessageSchema,
       response: {
-        201: documented(MessageRef, { description: 'Sent: the message', example: EXAMPLES.message, headers: ['Location'] }),
-        ...errorResponses(400, 404, 401, 403, 429)
+        201: documented(MessageRef, { description: 'Sent: the message (again, with Idempotent-Replayed, for a repeated Idempotency-Key)', example: EXAMPLES.message, headers: ['Location', 'Idempotent-Replayed'] }),
+        ...errorResponses(400, 404, 401, 403, 409, 422, 429)
       }
     }
   }, async (request, reply) => {
-    const message = await useCases.sendMessage({ ...request.body, senderId: callerOf(request).id })
-    return reply.code(201).header('location', `/message/${message.id}`).send(message)
+    const input = { ...request.body, senderId: callerOf(request).id }
+    const key = request.headers['idempotency-key']
+    if (key === undefined) {
+      const message = await useCases.sendMessage(input)
+      return reply.code(201).header('location', locationOf(message)).send(message)
+    }
+    const outcome = await useCases.sendMessageOnce(idempotentRequestOf(request, key), input,
+      (message) => storedResponse(201, { location: locationOf(message) }, message))
+    if (outcome.replayed) return replay(reply, outcome.response)
+    return reply.code(201).header('location', locationOf(outcome.result)).send(outcome.result)
   })
 
   app.get('/message/:id', {

@@ -1,20 +1,29 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Person, PersonPatch } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { clientHasCurrent, etagOf, versionConditionOf } from '../conditional/entity-tags.js'
+import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
 import { EXAMPLES } from '../schemas/examples.js'
+import { ConditionalReadHeaders, ConditionalWriteHeaders, CreateHeaders } from '../schemas/headers.schemas.js'
 import {
   DeletedPersonSchema, PersonCreateOrUpdateSchema, PersonIdParams, PersonPatchSchema, PersonSchema
 } from '../schemas/person.schemas.js'
-import { documented } from '../schemas/response.schemas.js'
+import { documented, withoutBody } from '../schemas/response.schemas.js'
 import type { RouteOptions } from '../types.js'
 
 const PersonRef = Type.Ref(PersonSchema)
-const thePerson = documented(PersonRef, { description: 'The person', example: EXAMPLES.person })
+const thePerson = documented(PersonRef, { description: 'The person', example: EXAMPLES.person, headers: ['ETag'] })
 
-const created = (reply: FastifyReply, person: Person) =>
-  reply.code(201).header('location', `/person/${person.id}`).send(person)
+/** Every response that returns a person carries its ETag. */
+const tagged = (reply: FastifyReply, person: Person): Person => {
+  reply.header('etag', etagOf(person))
+  return person
+}
+
+const createdHeaders = (person: Person): Record<string, string> =>
+  ({ location: `/person/${person.id}`, etag: etagOf(person) })
 
 export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
   app.get('/person/:id', {
@@ -24,9 +33,21 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       tags: ['people'],
       summary: 'Get one person',
       params: PersonIdParams,
-      response: { 200: thePerson, ...errorResponses(404, 401, 403, 429) }
+      headers: ConditionalReadHeaders,
+      response: {
+        200: thePerson,
+        304: withoutBody({ description: 'Not Modified: the copy named by If-None-Match is current; no body', headers: ['ETag'] }),
+        ...errorResponses(404, 401, 403, 429)
+      }
     }
-  }, async (request) => useCases.getPerson(request.params.id))
+  }, async (request, reply) => {
+    const person = await useCases.getPerson(request.params.id)
+    const etag = etagOf(person)
+    reply.header('etag', etag)
+    const ifNoneMatch = request.headers['if-none-match']
+    if (ifNoneMatch !== undefined && clientHasCurrent(ifNoneMatch, etag)) return reply.code(304).send(null)
+    return person
+  })
 
   app.post('/person', {
     // With an id in the body this updates; both need people:write.
@@ -35,17 +56,29 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       operationId: 'createOrUpdatePerson',
       tags: ['people'],
       summary: 'Create a person, or update one when the body has an id',
+      description: 'Idempotency-Key applies to creation: a repeat gets the first answer again. ' +
+        'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422.',
+      headers: CreateHeaders,
       body: PersonCreateOrUpdateSchema,
       response: {
-        200: documented(PersonRef, { description: 'Updated (the body had an id): the person', example: EXAMPLES.person }),
-        201: documented(PersonRef, { description: 'Created: the person', example: EXAMPLES.person, headers: ['Location'] }),
-        ...errorResponses(400, 404, 401, 403, 429)
+        200: documented(PersonRef, { description: 'Updated (the body had an id): the person', example: EXAMPLES.person, headers: ['ETag'] }),
+        201: documented(PersonRef, { description: 'Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key)', example: EXAMPLES.person, headers: ['Location', 'ETag', 'Idempotent-Replayed'] }),
+        ...errorResponses(400, 404, 401, 403, 409, 422, 429)
       }
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
-    if (id !== undefined) return useCases.updatePerson(id, fields)
-    return created(reply, await useCases.createPerson({ ...fields, name: fields.name ?? '' }))
+    if (id !== undefined) return tagged(reply, await useCases.updatePerson(id, fields))
+    const input = { ...fields, name: fields.name ?? '' }
+    const key = request.headers['idempotency-key']
+    if (key === undefined) {
+      const person = await useCases.createPerson(input)
+      return reply.code(201).headers(createdHeaders(person)).send(person)
+    }
+    const outcome = await useCases.createPersonOnce(idempotentRequestOf(request, key), input,
+      (person) => storedResponse(201, createdHeaders(person), person))
+    if (outcome.replayed) return replay(reply, outcome.response)
+    return reply.code(201).headers(createdHeaders(outcome.result)).send(outcome.result)
   })
 
   // PUT, PATCH and POST on /person/<id> do the same; each has its own operationId.
@@ -56,12 +89,13 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       tags: ['people'],
       summary: 'Update a person: fields left out keep their value, null clears an optional field',
       params: PersonIdParams,
+      headers: ConditionalWriteHeaders,
       body: PersonPatchSchema,
-      response: { 200: thePerson, ...errorResponses(400, 404, 401, 403, 429) }
+      response: { 200: thePerson, ...errorResponses(400, 404, 401, 403, 409, 412, 429) }
     }
   })
-  const applyUpdate = async (request: { params: { id: string }, body: PersonPatch }) =>
-    useCases.updatePerson(request.params.id, request.body)
+  const applyUpdate = async (request: FastifyRequest<{ Params: { id: string }, Body: PersonPatch }>, reply: FastifyReply) =>
+    tagged(reply, await useCases.updatePerson(request.params.id, request.body, versionConditionOf(request.headers['if-match'])))
   app.put('/person/:id', update('replacePersonFields'), applyUpdate)
   app.patch('/person/:id', update('updatePerson'), applyUpdate)
   app.post('/person/:id', update('updatePersonByPost'), applyUpdate)
@@ -73,13 +107,14 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       tags: ['people'],
       summary: 'Delete a person with their friendships and messages',
       params: PersonIdParams,
+      headers: ConditionalWriteHeaders,
       response: {
         200: documented(DeletedPersonSchema, { description: 'Deleted, with their friendships and messages', example: EXAMPLES.deletedPerson }),
-        ...errorResponses(404, 401, 403, 429)
+        ...errorResponses(404, 401, 403, 409, 412, 429)
       }
     }
   }, async (request) => {
-    await useCases.deletePerson(request.params.id)
+    await useCases.deletePerson(request.params.id, versionConditionOf(request.headers['if-match']))
     return { id: request.params.id, deleted: true as const }
   })
 }

@@ -24,12 +24,37 @@ export const NewAccountSchema = Type.Object({
   role: RoleSchema
 }, { additionalProperties: false })
 
-export const AccountSchema = Type.Object({
+const accountFields = {
   id: Type.String(),
   username: Type.String(),
   role: RoleSchema,
+  disabled: Type.Boolean(),
   createdAt: Timestamp
+}
+
+export const AccountSchema = Type.Object(accountFields)
+
+export const CurrentCallerSchema = Type.Object({
+  ...accountFields,
+  scopes: Type.Array(ScopeSchema, { description: 'what this credential may do now' })
 })
+
+export const AccountChangesSchema = Type.Object({
+  role: Type.Optional(RoleSchema),
+  disabled: Type.Optional(Type.Boolean()),
+  password: Type.Optional(Type.String({ minLength: ACCOUNT_LIMITS.passwordMinLength, maxLength: ACCOUNT_LIMITS.passwordMaxLength }))
+}, { additionalProperties: false })
+
+export const AccountIdParams = Type.Object({ id: Type.String() })
+
+export const AccountDeletedSchema = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
+
+export const ChangePasswordSchema = Type.Object({
+  currentPassword: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.passwordMaxLength }),
+  newPassword: Type.String({ minLength: ACCOUNT_LIMITS.passwordMinLength, maxLength: ACCOUNT_LIMITS.passwordMaxLength })
+}, { additionalProperties: false })
+
+export const PasswordChangedSchema = Type.Object({ changed: Type.Literal(true) })
 
 export const NewApiKeySchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: API_KEY_LIMITS.nameLength }),

@@ -29,7 +29,14 @@ export const EXAMPLES = {
     sentAt: AT
   },
   token: { access_token: 'eyJhbGciOiJIUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiIwMTkyZjZjNCJ9.c2lnbmF0dXJl', token_type: 'Bearer', expires_in: 900 },
-  account: { id: ADMIN_ID, username: 'ada', role: 'editor', createdAt: AT },
+  account: { id: ADMIN_ID, username: 'ada', role: 'editor', disabled: false, createdAt: AT },
+  accounts: [
+    { id: ADMIN_ID, username: 'ada', role: 'editor', disabled: false, createdAt: AT },
+    { id: '0192f6c4-0b00-7000-8000-00000000000b', username: 'grace', role: 'admin', disabled: false, createdAt: AT }
+  ],
+  currentCaller: { id: ADMIN_ID, username: 'ada', role: 'editor', disabled: false, createdAt: AT, scopes: ['people:read', 'people:write', 'messages:send'] },
+  deletedAccount: { id: ADMIN_ID, deleted: true },
+  passwordChanged: { changed: true },
   apiKey: { id: '0192f6c6-2222-7000-8000-000000000002', name: 'reporting job', scopes: ['people:read'], rateLimit: 100, createdAt: AT },
   apiKeyUsage: { id: '0192f6c6-2222-7000-8000-000000000002', total: 42, byDay: [{ day: '2026-11-21', requests: 42 }] },
   health: { status: 'ok' },

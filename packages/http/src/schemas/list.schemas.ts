@@ -21,3 +21,8 @@ export const InboxQuery = Type.Object({
   limit: limit(LIST_LIMITS.inbox),
   cursor: Type.Optional(Cursor)
 }, { additionalProperties: false })
+
+export const AccountsQuery = Type.Object({
+  limit: limit(LIST_LIMITS.accounts),
+  cursor: Type.Optional(Cursor)
+}, { additionalProperties: false })

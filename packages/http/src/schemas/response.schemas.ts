@@ -16,9 +16,9 @@ export const HEADERS = {
   Allow: { type: 'string', description: 'The methods this path does offer, e.g. `POST`.' },
   Location: { type: 'string', description: 'The path of the resource just created.' },
   Link: { type: 'string', description: '`<…>; rel="next"`: the next page, with the other query parameters kept. Absent on the last page.' },
-  ETag: { type: 'string', description: 'A tag of the resource as returned; it changes whenever the resource does.' },
+  ETag: { type: 'string', description: 'A tag of the resource as returned; it changes whenever the resource does. A person\'s is strong: send it as If-Match or If-None-Match.' },
   'Idempotent-Replayed': { type: 'string', description: '`true`: this is the stored answer to an earlier request with the same Idempotency-Key; nothing was done again.' },
-  'Cache-Control': { type: 'string', description: '`no-store`: the body holds a secret.' }
+  'Cache-Control': { type: 'string', description: '`no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page\'s own caching rule on the pages.' }
 } as const satisfies Record<string, { type: 'string' | 'integer', description: string }>
 
 export type HeaderName = keyof typeof HEADERS

@@ -1,38 +1,100 @@
-import { DomainError, isRole, type Account, type AccountRepository } from '@people-service/domain'
-import type { Kysely } from 'kysely'
-import type { AccountRow, Database } from '../database.js'
+import { DomainError, isRole, type Account, type AccountChangeSet, type AccountRepository } from '@people-service/domain'
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { AccountRow, Database, Dialect } from '../database.js'
 import { isUniqueViolation, translateErrors } from '../database-errors.js'
 import { toDate } from '../person/person.rows.js'
 
 const toAccount = (row: AccountRow): Account => {
   // A role this code does not know is a broken row, not a viewer.
   if (!isRole(row.role)) throw new Error(`account ${row.id} has an unknown role`)
-  return { id: row.id, username: row.username, role: row.role, passwordHash: row.password_hash, createdAt: toDate(row.created_at) }
+  return {
+    id: row.id,
+    username: row.username,
+    role: row.role,
+    passwordHash: row.password_hash,
+    disabled: row.disabled !== 0,
+    tokenVersion: row.token_version,
+    createdAt: toDate(row.created_at)
+  }
 }
 
-export const kyselyAccountRepository = (db: Kysely<Database>): AccountRepository => translateErrors({
-  async insert (account) {
-    try {
-      await db.insertInto('account').values({
-        id: account.id,
-        username: account.username,
-        role: account.role,
-        password_hash: account.passwordHash,
-        created_at: account.createdAt.toISOString()
-      }).execute()
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(account.username)} is taken`, 'username')
-      throw error
-    }
+const findById = async (db: Kysely<Database>, id: string): Promise<Account | undefined> => {
+  const row = await db.selectFrom('account').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && toAccount(row)
+}
+
+const changeSetOf = (trx: Transaction<Database>): AccountChangeSet => ({
+  findById: (id) => findById(trx, id),
+
+  async countEnabledAdmins () {
+    const { count } = await trx.selectFrom('account')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('role', '=', 'admin').where('disabled', '=', 0)
+      .executeTakeFirstOrThrow()
+    return Number(count)
   },
 
-  async findById (id) {
-    const row = await db.selectFrom('account').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && toAccount(row)
+  async update (account) {
+    await trx.updateTable('account').set({
+      role: account.role,
+      disabled: account.disabled ? 1 : 0,
+      password_hash: account.passwordHash,
+      token_version: account.tokenVersion
+    }).where('id', '=', account.id).execute()
   },
 
-  async findByUsername (username) {
-    const row = await db.selectFrom('account').selectAll().where('username', '=', username).executeTakeFirst()
-    return row && toAccount(row)
+  async delete (id) {
+    const keys = trx.selectFrom('api_key').select('id').where('owner_id', '=', id)
+    await trx.deleteFrom('api_key_usage').where('key_id', 'in', keys).execute()
+    await trx.deleteFrom('api_key').where('owner_id', '=', id).execute()
+    await trx.deleteFrom('account').where('id', '=', id).execute()
   }
 })
+
+export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect): AccountRepository => {
+  // Byte order on both databases: SQLite compares text that way; PostgreSQL
+  // would follow the database's collation (an index matches this expression).
+  const username = dialect === 'postgres' ? sql<string>`username collate "C"` : sql<string>`username`
+
+  return translateErrors({
+    async insert (account) {
+      try {
+        await db.insertInto('account').values({
+          id: account.id,
+          username: account.username,
+          role: account.role,
+          password_hash: account.passwordHash,
+          disabled: account.disabled ? 1 : 0,
+          token_version: account.tokenVersion,
+          created_at: account.createdAt.toISOString()
+        }).execute()
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(account.username)} is taken`, 'username')
+        throw error
+      }
+    },
+
+    findById: (id) => findById(db, id),
+
+    async findByUsername (name) {
+      const row = await db.selectFrom('account').selectAll().where('username', '=', name).executeTakeFirst()
+      return row && toAccount(row)
+    },
+
+    async list ({ afterUsername, limit }) {
+      let query = db.selectFrom('account').selectAll()
+      if (afterUsername !== undefined) query = query.where(username, '>', afterUsername)
+      return (await query.orderBy(username).limit(limit).execute()).map(toAccount)
+    },
+
+    changeExclusively (work) {
+      return db.transaction().execute(async (trx) => {
+        // SQLite runs one explicit transaction at a time already. PostgreSQL
+        // would let two read the same admins and both demote one: this lock
+        // makes account writes wait, while plain reads (logins) go on.
+        if (dialect === 'postgres') await sql`lock table account in exclusive mode`.execute(trx)
+        return work(changeSetOf(trx))
+      })
+    }
+  })
+}

@@ -36,15 +36,21 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
       await db.insertInto('person').values(toPersonRow(person)).execute()
     },
 
-    async update (person) {
+    // Checked and written in one statement: of two writers that read the same
+    // version, the second finds it gone (PostgreSQL re-reads the row once the
+    // first commits; SQLite runs one writer at a time) and changes nothing.
+    async update (person, expectedVersion) {
       const { id, created_at: _createdAt, ...fields } = toPersonRow(person)
-      const result = await db.updateTable('person').set(fields).where('id', '=', id).executeTakeFirst()
+      const result = await db.updateTable('person').set(fields)
+        .where('id', '=', id).where('version', '=', expectedVersion).executeTakeFirst()
       return result.numUpdatedRows > 0n
     },
 
     // Friendships and messages go by ON DELETE CASCADE, in the same statement.
-    async delete (id) {
-      const result = await db.deleteFrom('person').where('id', '=', id).executeTakeFirst()
+    async delete (id, expectedVersion) {
+      const result = await db.deleteFrom('person').where('id', '=', id)
+        .$if(expectedVersion !== undefined, (query) => query.where('version', '=', expectedVersion as number))
+        .executeTakeFirst()
       return result.numDeletedRows > 0n
     }
   })

@@ -10,7 +10,8 @@ export const toPerson = (row: PersonRow): Person => ({
   email: row.email,
   address: row.has_address ? { street: row.street, city: row.city, country: row.country } : null,
   createdAt: toDate(row.created_at),
-  updatedAt: toDate(row.updated_at)
+  updatedAt: toDate(row.updated_at),
+  version: row.version
 })
 
 // Timestamps are written as ISO text: SQLite stores it as is, PostgreSQL parses it.
@@ -25,5 +26,6 @@ export const toPersonRow = (person: Person): NewPersonRow => ({
   city: person.address?.city ?? null,
   country: person.address?.country ?? null,
   created_at: person.createdAt.toISOString(),
-  updated_at: person.updatedAt.toISOString()
+  updated_at: person.updatedAt.toISOString(),
+  version: person.version
 })

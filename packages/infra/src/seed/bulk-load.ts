@@ -11,7 +11,7 @@ import type { Database, Dialect } from '../database.js'
  */
 
 // Under both databases' limits on bound parameters (SQLite 32,766,
-// PostgreSQL 65,535) for the widest table, person, with 11 columns.
+// PostgreSQL 65,535) for the widest table, person, with 12 columns.
 const ROWS_PER_INSERT = 500
 
 type Db = Kysely<Database>

@@ -7,7 +7,11 @@ import { seededRandom, syntheticPerson } from './synthetic.js'
 
 export interface SeedOptions {
   people: number
-  /** Friends per person on average; each friendship is stored in both directions. */
+  /**
+   * Friends per person, exactly (at most people - 1; with an odd count and an
+   * odd number of people, one person has one less). Each friendship is
+   * stored in both directions.
+   */
   friends: number
   /** Messages per person. */
   messages: number
@@ -40,6 +44,28 @@ const load = async <T extends keyof Database>(
   })
 }
 
+/**
+ * Who befriends whom, as positions 0 … n-1 in id order. A circulant graph:
+ * person i befriends i ± o (mod n) for friends/2 random offsets 0 < o < n/2,
+ * so no pair comes twice. An odd count adds one partner each: the person
+ * opposite (i + n/2) when n is even; when n is odd, neighbours pair up
+ * (0-1, 2-3, …) and the last person has one friend less, since n people
+ * cannot all have an odd number of friends. Never more than n - 1 each.
+ */
+const friendshipPattern = (random: () => number, n: number, friends: number): { offsets: number[], partner?: (a: number) => number | undefined } => {
+  const wanted = Math.min(friends, Math.max(0, n - 1))
+  const odd = wanted % 2 === 1
+  // Offset 1 is kept for the pairs when n is odd; n/2 (even n) is never drawn.
+  const lowest = odd && n % 2 === 1 ? 2 : 1
+  const highest = Math.ceil(n / 2) - 1
+  const chosen = new Set<number>()
+  while (chosen.size < Math.floor(wanted / 2)) chosen.add(lowest + Math.floor(random() * (highest - lowest + 1)))
+  const offsets = [...chosen]
+  if (!odd) return { offsets }
+  if (n % 2 === 0) return { offsets, partner: (a) => (a + n / 2) % n }
+  return { offsets, partner: (a) => (a === n - 1 ? undefined : a % 2 === 0 ? a + 1 : a - 1) }
+}
+
 /** Fills a migrated database with synthetic people, friendships and messages. */
 export const seedDatabase = async (handle: DatabaseHandle, options: SeedOptions): Promise<SeedResult> => {
   const random = seededRandom(options.seed ?? 42)
@@ -54,24 +80,21 @@ export const seedDatabase = async (handle: DatabaseHandle, options: SeedOptions)
     for (let i = 0; i < n; i++) {
       const id = ids.next()
       personIds[i] = id
-      yield toPersonRow({ id, ...syntheticPerson(random, i), createdAt: now, updatedAt: now })
+      yield toPersonRow({ id, ...syntheticPerson(random, i), createdAt: now, updatedAt: now, version: 1 })
     }
   })(), reporter('people', n))
 
-  // Friendships form a circulant graph: person i befriends i ± o (mod n) for
-  // friends/2 random offsets 0 < o < n/2, so everyone has exactly `friends`
-  // friends and no pair comes twice. Each person's rows are written together,
-  // friends in id order (ids increase with i), so the primary key's b-tree
-  // only ever grows at its end.
-  const chosen = new Set<number>()
-  const wanted = Math.min(Math.floor(options.friends / 2), Math.max(0, Math.ceil(n / 2) - 1))
-  while (chosen.size < wanted) chosen.add(1 + Math.floor(random() * (Math.ceil(n / 2) - 1)))
-  const offsets = [...chosen]
-  const pairs = n * offsets.length
+  const { offsets, partner } = friendshipPattern(random, n, options.friends)
+  const pairs = n * offsets.length + Math.floor(n / 2) * (partner === undefined ? 0 : 1)
   const createdAt = now.toISOString()
+  // Each person's rows are written together, friends in id order (ids
+  // increase with i), so the primary key's b-tree only ever grows at its end.
   await load(handle, 'friendship', (function * () {
     for (let a = 0; a < n; a++) {
-      const friends = offsets.flatMap((o) => [(a + o) % n, (a - o + n) % n]).sort((x, y) => x - y)
+      const friends = offsets.flatMap((o) => [(a + o) % n, (a - o + n) % n])
+      const b = partner?.(a)
+      if (b !== undefined) friends.push(b)
+      friends.sort((x, y) => x - y)
       for (const b of friends) yield { person_id: personIds[a] as string, friend_id: personIds[b] as string, created_at: createdAt }
     }
   })(), reporter('friendships', pairs, 2))

@@ -3,9 +3,9 @@ import pg from 'pg'
 import { createDatabase } from '../create-database.js'
 import type { Database, DatabaseHandle } from '../database.js'
 import { migrateToLatest } from '../migrate.js'
+import { testPostgresUrl } from './test-services.js'
 
-/** The local server of the README: 127.0.0.1:5432, user postgres, trust auth. */
-export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+export { NO_REDIS, skipWithoutRedis, stopTestServices, testPostgresUrl, testRedisUrl } from './test-services.js'
 
 /** What a test offers for cleaning up after it (tap's `t`). */
 export interface Teardown { teardown(fn: () => unknown): void }
@@ -20,6 +20,7 @@ export interface PostgresTestDatabase extends DatabaseHandle {
 // Typed against Database, so a table added there fails to compile until it
 // is listed here too, and a reset can never leave one of them behind.
 const dataTables: Record<keyof Database, true> = {
+  idempotency_key: true,
   api_key_usage: true,
   api_key: true,
   account: true,
@@ -29,9 +30,13 @@ const dataTables: Record<keyof Database, true> = {
   service_setting: true
 }
 
-/** Runs one statement as the server's administrator (create or drop a database, checkpoint). */
-export const asPostgresAdmin = async (statement: string, adminUrl = POSTGRES_ADMIN_URL): Promise<void> => {
-  const client = new pg.Client({ connectionString: adminUrl })
+/**
+ * Runs one statement as the server's administrator (create or drop a
+ * database, checkpoint): on the server at `adminUrl`, by default the tests'
+ * (testPostgresUrl).
+ */
+export const asPostgresAdmin = async (statement: string, adminUrl?: string): Promise<void> => {
+  const client = new pg.Client({ connectionString: adminUrl ?? await testPostgresUrl() })
   await client.connect()
   try {
     await client.query(statement)
@@ -40,13 +45,19 @@ export const asPostgresAdmin = async (statement: string, adminUrl = POSTGRES_ADM
   }
 }
 
-/** A new, empty database on the server of `adminUrl`: its name, its URL, and how to drop it. */
-export const createPostgresDatabase = async (prefix: string, adminUrl = POSTGRES_ADMIN_URL): Promise<{ name: string, url: string, drop(): Promise<void> }> => {
+/**
+ * A new, empty database on the server at `adminUrl`, by default the tests'
+ * (testPostgresUrl): its name, its URL, and how to drop it.
+ */
+export const createPostgresDatabase = async (prefix: string, adminUrl?: string): Promise<{ name: string, url: string, drop(): Promise<void> }> => {
+  adminUrl ??= await testPostgresUrl()
   const name = `${prefix}_${randomBytes(6).toString('hex')}`
   await asPostgresAdmin(`create database ${name}`, adminUrl)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
   return {
     name,
-    url: adminUrl.replace(/\/[^/]*$/, `/${name}`),
+    url: url.href,
     // WITH (FORCE): no connection left behind can keep the database alive.
     drop: () => asPostgresAdmin(`drop database if exists ${name} with (force)`, adminUrl)
   }

@@ -1,0 +1,134 @@
+import type { Account } from '../account/account.js'
+import { apiKeyMatches, lookupIdOf } from '../api-key/api-key-secret.js'
+import type { Ports } from '../ports.js'
+import { accountCaller, apiKeyCaller, type Caller } from './caller.js'
+
+export interface CallerAuthenticatorOptions {
+  /**
+   * How long a verified credential is trusted without a database read, as
+   * long as no revocation happened. Bounds staleness when the revocation
+   * version is per process and several instances run.
+   */
+  ttlMs?: number
+  /** Entries per cache (keys, accounts). */
+  maxEntries?: number
+  /** Told when the revocation version cannot be read; credentials are then checked against the database. */
+  onRevocationsUnavailable?: (error: unknown) => void
+}
+
+/** What an access token names once its signature is checked. */
+export interface TokenSubject {
+  accountId: string
+  /** The account's token version when the token was issued. */
+  tokenVersion: number
+}
+
+interface Entry<T> {
+  value: T
+  version: string
+  expiresAt: number
+}
+
+/** Insertion order is age order: the oldest entry goes when the cache is full. */
+const boundedCache = <T>(maxEntries: number) => {
+  const entries = new Map<string, Entry<T>>()
+  return {
+    entries,
+    remember (id: string, entry: Entry<T>): void {
+      entries.delete(id)
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
+      entries.set(id, entry)
+    }
+  }
+}
+
+interface KeyEntry {
+  /** Undefined: the key exists but is revoked, or its account is disabled or gone. */
+  caller: Caller | undefined
+  secretHash: string
+}
+
+/**
+ * Turns a presented API key, or the subject of a verified access token, into
+ * the caller it stands for now: a revoked key, a token of an older version
+ * and any credential of a disabled or deleted account are refused, and a key
+ * acts only with the scopes its account's role still grants.
+ *
+ * Hot path: one read of the shared revocation version, a map lookup, and for
+ * a key one SHA-256; the callers are built once per cache entry. The
+ * database is read only on a miss, after expiry, or after any revocation
+ * anywhere — every change to a key or an account announces one.
+ */
+export const callerAuthenticator = (
+  { accounts, apiKeys, revocations, clock }: Pick<Ports, 'accounts' | 'apiKeys' | 'revocations' | 'clock'>,
+  { ttlMs = 5_000, maxEntries = 10_000, onRevocationsUnavailable = () => {} }: CallerAuthenticatorOptions = {}
+) => {
+  const keys = boundedCache<KeyEntry | undefined>(maxEntries)
+  const owners = boundedCache<Account | undefined>(maxEntries)
+
+  // Read before the database: a revocation that lands in between changes
+  // it, so an entry stored under the old value is already stale.
+  const currentVersion = async (): Promise<string | undefined> => {
+    try {
+      return await revocations.version()
+    } catch (error) {
+      // Nothing cached before the outage is trusted after it: a revocation
+      // may have happened meanwhile that this instance was never told of.
+      keys.entries.clear()
+      owners.entries.clear()
+      onRevocationsUnavailable(error)
+      return undefined
+    }
+  }
+
+  const cached = async <T>(
+    cache: ReturnType<typeof boundedCache<T>>, id: string, version: string | undefined, load: () => Promise<T>
+  ): Promise<T> => {
+    const now = clock.now().getTime()
+    const entry = cache.entries.get(id)
+    if (entry !== undefined && version !== undefined && entry.version === version && entry.expiresAt > now) return entry.value
+    const value = await load()
+    // Without a known version nothing is cached: correctness over speed.
+    // Nor is a lookup id that names no key: anyone can make those up, and
+    // they must not push real keys out of the cache.
+    if (version === undefined || value === undefined) cache.entries.delete(id)
+    else cache.remember(id, { value, version, expiresAt: now + ttlMs })
+    return value
+  }
+
+  const loadKey = async (lookupId: string): Promise<KeyEntry | undefined> => {
+    const key = await apiKeys.findByLookupId(lookupId)
+    if (key === undefined) return undefined
+    const owner = key.revokedAt === null ? await accounts.findById(key.ownerId) : undefined
+    const usable = owner !== undefined && !owner.disabled
+    return { caller: usable ? apiKeyCaller(key, owner) : undefined, secretHash: key.secretHash }
+  }
+
+  return {
+    async apiKey (presented: string): Promise<Caller | undefined> {
+      const lookupId = lookupIdOf(presented)
+      if (lookupId === undefined) return undefined
+      const entry = await cached(keys, lookupId, await currentVersion(), () => loadKey(lookupId))
+      return entry !== undefined && apiKeyMatches(presented, entry.secretHash) ? entry.caller : undefined
+    },
+
+    async accessToken ({ accountId, tokenVersion }: TokenSubject): Promise<Caller | undefined> {
+      const account = await cached(owners, accountId, await currentVersion(), () => accounts.findById(accountId))
+      if (account === undefined || account.disabled || account.tokenVersion !== tokenVersion) return undefined
+      return callerOf(account)
+    }
+  }
+}
+
+// One caller object per account state: the hot path allocates nothing.
+const callers = new WeakMap<Account, Caller>()
+const callerOf = (account: Account): Caller => {
+  let caller = callers.get(account)
+  if (caller === undefined) {
+    caller = accountCaller(account)
+    callers.set(account, caller)
+  }
+  return caller
+}
+
+export type CallerAuthenticator = ReturnType<typeof callerAuthenticator>

@@ -1,0 +1,24 @@
+import { DomainError } from '../errors.js'
+
+export const IDEMPOTENCY = {
+  /** How long a key is remembered after its first request (the IETF draft suggests 24 hours). */
+  retentionMs: 24 * 60 * 60 * 1000,
+  /**
+   * How long a first request holds its key before a repeat may take it over:
+   * past the longest a request can run (the HTTP server's 30 s), so a repeat
+   * takes over only from a request that died (an instance that crashed).
+   */
+  leaseMs: 60_000,
+  /** Expired records are deleted at most this often per instance, this many at a time. */
+  pruneEveryMs: 60_000,
+  pruneBatch: 500
+} as const
+
+export const idempotencyKeyReused = (): DomainError =>
+  new DomainError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request; use a new key for a new request')
+
+export const idempotencyKeyInUse = (): DomainError =>
+  new DomainError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this Idempotency-Key is still running; repeat it once that one has answered')
+
+/** What an idempotent run answers: its own result, or the first run's stored answer. */
+export type IdempotentOutcome<T> = { replayed: false, result: T } | { replayed: true, response: string }

