@@ -32,6 +32,7 @@ COPY --from=build /app/packages/infra/package.json ./packages/infra/
 COPY --from=build /app/packages/infra/dist ./packages/infra/dist
 COPY --from=build /app/packages/http/package.json ./packages/http/
 COPY --from=build /app/packages/http/dist ./packages/http/dist
+COPY --from=build /app/packages/http/static ./packages/http/static
 COPY --from=build /app/packages/server/package.json ./packages/server/
 COPY --from=build /app/packages/server/dist ./packages/server/dist
 RUN mkdir -p /data && chown node:node /data

@@ -141,7 +141,7 @@ export const sqliteDatabase = async (t: Teardown): Promise<DatabaseHandle & { st
  * The app as the composition root wires it (SQLite file, in-process message
  * bus), listening on a free port of 127.0.0.1; closed when the test ends.
  */
-export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 'access'>> = {}) => {
+export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 'access'>> & { access?: Partial<AccessOptions> } = {}) => {
   const database = await sqliteDatabase(t)
   const messageBus = inProcessMessageBus()
   const app = await buildApp({
@@ -154,7 +154,7 @@ export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 
       ids: uuidv7Generator(),
       events: messageBus.events
     },
-    access: { tokens: { secret: TEST_JWT_SECRET } },
+    access: { ...options.access, tokens: { secret: TEST_JWT_SECRET } },
     messageBus
   })
   t.teardown(async () => {

@@ -17,7 +17,8 @@ t.test('the OpenAPI document is generated from the routes and lists exactly the 
     'GET /graphql', 'GET /health/live', 'GET /health/ready', 'GET /message/{id}', 'GET /people',
     'GET /person/{id}', 'GET /person/{id}/friends', 'GET /person/{id}/messages',
     'PATCH /person/{id}', 'POST /graphql', 'POST /message', 'POST /person', 'POST /person/{id}',
-    'PUT /person/{id}', 'PUT /person/{id}/friends/{friendId}'
+    'PUT /person/{id}', 'PUT /person/{id}/friends/{friendId}',
+    'GET /openapi.json', 'GET /docs', 'GET /graphiql', 'GET /metrics'
   ].sort(), 'no 405 helpers, no asset routes')
   t.ok(doc.components.schemas.Person, 'shared schemas are named components')
   const docs = await api.inject('/docs')

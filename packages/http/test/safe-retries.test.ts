@@ -246,16 +246,20 @@ t.test('the OpenAPI document lists the headers and statuses of safe retries and 
     (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name)
   const create = doc.paths['/person'].post
   t.same(headersOf(create), ['idempotency-key'])
-  t.same(Object.keys(create.responses['201'].headers).sort(), ['ETag', 'Idempotent-Replayed', 'Location'])
+  // Besides the headers every answer carries (X-Request-Id, RateLimit-*, Cache-Control: plugins/openapi.ts).
+  const carries = (response: { headers: Record<string, unknown> }, names: string[]) => names.filter((name) => !(name in response.headers))
+  t.same(carries(create.responses['201'], ['ETag', 'Idempotent-Replayed', 'Location']), [], 'POST /person 201: ETag, Idempotent-Replayed, Location')
+  t.notOk('ETag' in create.responses['400'].headers, 'no ETag on an error')
   t.ok(create.responses['409'] && create.responses['422'], 'POST /person: 409 and 422')
   const send = doc.paths['/message'].post
   t.same(headersOf(send), ['idempotency-key'])
-  t.same(Object.keys(send.responses['201'].headers).sort(), ['Idempotent-Replayed', 'Location'])
+  t.same(carries(send.responses['201'], ['Idempotent-Replayed', 'Location']), [], 'POST /message 201: Idempotent-Replayed, Location')
+  t.notOk('ETag' in send.responses['201'].headers, 'a message has no ETag')
   t.ok(send.responses['409'] && send.responses['422'], 'POST /message: 409 and 422')
   const person = doc.paths['/person/{id}']
   t.same(headersOf(person.get), ['if-none-match'])
   t.ok(person.get.responses['304'], 'GET: 304')
-  t.same(Object.keys(person.get.responses['200'].headers), ['ETag'])
+  t.same(carries(person.get.responses['200'], ['ETag']), [], 'GET 200: ETag')
   for (const method of ['post', 'put', 'patch', 'delete']) {
     t.same(headersOf(person[method]), ['if-match'], `${method}: If-Match`)
     t.equal(person[method].responses['412']?.content['application/json'].schema.$ref, '#/components/schemas/Error', `${method}: 412 with the error schema`)

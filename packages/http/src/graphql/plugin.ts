@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preVa
 import { getOperationAST, GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql'
 import mercurius from 'mercurius'
 import type { Access } from '../plugins/access.js'
+import { registerGraphiQL } from '../plugins/graphiql.js'
 import { checkArguments } from './argument-limits.js'
 import { assertEveryRootFieldGoverned, coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from './authorization.js'
 import { createContextFields, type GraphQLContext } from './context.js'
@@ -219,7 +220,8 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       resolvers: resolvers as unknown as mercurius.IResolvers,
       loaders: createLoaders(useCases) as mercurius.MercuriusLoaders,
       path: '/graphql',
-      graphiql: !production,
+      // GraphiQL is served from the service's own assets (plugins/graphiql.ts).
+      graphiql: false,
       ...(jit === false ? {} : { jit }),
       allowBatchedQueries: false,
       validationRules,
@@ -262,4 +264,5 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       context.caller = sockets.callerOf(context.request)
     })
   })
+  if (!production) await registerGraphiQL(app)
 }

@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox'
 import { type Access, callerOf } from '../plugins/access.js'
 import { ApiKeyIdParams, ApiKeySchema, ApiKeyUsageSchema, CreatedApiKeySchema, NewApiKeySchema } from '../schemas/access.schemas.js'
 import { errorResponses } from '../schemas/error.schema.js'
+import { EXAMPLES } from '../schemas/examples.js'
+import { documented } from '../schemas/response.schemas.js'
 
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (app, { access }) => {
   const { useCases } = access
@@ -10,10 +12,18 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = asyn
   app.post('/api-keys', {
     config: { operation: 'apiKeys.create' },
     schema: {
+      operationId: 'createApiKey',
       tags: ['auth'],
       summary: 'Create an API key; the key is in this response only',
       body: NewApiKeySchema,
-      response: { 201: CreatedApiKeySchema, ...errorResponses(400, 401, 403, 429) }
+      response: {
+        201: documented(CreatedApiKeySchema, {
+          description: 'Created: the key, shown this once',
+          example: { ...EXAMPLES.apiKey, key: 'ps_8Jm2c3ZkQ0yq4F7o1xVh9Wb5nT6aR2sLpK3dE0gU' },
+          headers: ['Cache-Control']
+        }),
+        ...errorResponses(400, 401, 403, 429)
+      }
     }
   }, async (request, reply) => {
     const created = await useCases.createApiKey(callerOf(request), request.body)
@@ -23,19 +33,27 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = asyn
   app.get('/api-keys', {
     config: { operation: 'apiKeys.list' },
     schema: {
+      operationId: 'listApiKeys',
       tags: ['auth'],
       summary: 'The caller\'s active API keys (admins: everyone\'s), without secrets',
-      response: { 200: Type.Array(ApiKeySchema), ...errorResponses(401, 403, 429) }
+      response: {
+        200: documented(Type.Array(ApiKeySchema), { description: 'The keys, without their secrets', example: [EXAMPLES.apiKey] }),
+        ...errorResponses(401, 403, 429)
+      }
     }
   }, async (request) => useCases.listApiKeys(callerOf(request)))
 
   app.delete('/api-keys/:id', {
     config: { operation: 'apiKeys.revoke' },
     schema: {
+      operationId: 'revokeApiKey',
       tags: ['auth'],
       summary: 'Revoke an API key; it stops working on the next request, on every instance',
       params: ApiKeyIdParams,
-      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...errorResponses(401, 403, 404, 429) }
+      response: {
+        200: documented(Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), { description: 'Revoked', example: { id: EXAMPLES.apiKey.id, deleted: true } }),
+        ...errorResponses(401, 403, 404, 429)
+      }
     }
   }, async (request) => {
     await useCases.revokeApiKey(callerOf(request), request.params.id)
@@ -45,10 +63,14 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = asyn
   app.get('/api-keys/:id/usage', {
     config: { operation: 'apiKeys.usage' },
     schema: {
+      operationId: 'getApiKeyUsage',
       tags: ['auth'],
       summary: 'Requests made with an API key, per UTC day',
       params: ApiKeyIdParams,
-      response: { 200: ApiKeyUsageSchema, ...errorResponses(401, 403, 404, 429) }
+      response: {
+        200: documented(ApiKeyUsageSchema, { description: 'The key\'s requests so far', example: EXAMPLES.apiKeyUsage }),
+        ...errorResponses(401, 403, 404, 429)
+      }
     }
   }, async (request) => useCases.getApiKeyUsage(callerOf(request), request.params.id))
 }

@@ -2,15 +2,22 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type Access, callerOf } from '../plugins/access.js'
 import { ChangePasswordSchema, LoginSchema, PasswordChangedSchema, TokenSchema } from '../schemas/access.schemas.js'
 import { errorResponses } from '../schemas/error.schema.js'
+import { EXAMPLES } from '../schemas/examples.js'
+import { documented } from '../schemas/response.schemas.js'
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (app, { access }) => {
   app.post('/auth/login', {
     config: { operation: 'auth.login' },
     schema: {
+      operationId: 'logIn',
       tags: ['auth'],
       summary: 'Exchange a username and password for a short-lived access token',
+      description: 'Failed attempts are limited per client address and per username (429 with Retry-After).',
       body: LoginSchema,
-      response: { 200: TokenSchema, ...errorResponses(400, 401, 429) }
+      response: {
+        200: documented(TokenSchema, { description: 'An access token: send it as `Authorization: Bearer <access_token>`', example: EXAMPLES.token, headers: ['Cache-Control'] }),
+        ...errorResponses(400, 401, 429)
+      }
     }
   }, async (request, reply) => {
     const { username, password } = request.body
@@ -23,10 +30,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (
   app.post('/auth/password', {
     config: { operation: 'auth.password' },
     schema: {
+      operationId: 'changePassword',
       tags: ['auth'],
       summary: 'Change the calling account\'s password; every token issued before stops working, this one included',
       body: ChangePasswordSchema,
-      response: { 200: PasswordChangedSchema, ...errorResponses(400, 401, 403, 429) }
+      response: { 200: documented(PasswordChangedSchema, { description: 'Changed: log in again with the new password', example: EXAMPLES.passwordChanged }), ...errorResponses(400, 401, 403, 429) }
     }
   }, async (request, reply) => {
     const caller = callerOf(request)

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../schemas/error.schema.js'
+import { EXAMPLES } from '../schemas/examples.js'
 import { FriendsQuery } from '../schemas/list.schemas.js'
 import { PersonIdParams, PersonSummarySchema } from '../schemas/person.schemas.js'
+import { documented } from '../schemas/response.schemas.js'
 import type { RouteOptions } from '../types.js'
 
 const FriendshipParams = Type.Object({ id: Type.String(), friendId: Type.String() })
@@ -11,21 +13,29 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   app.get('/person/:id/friends', {
     config: { operation: 'friends.list' },
     schema: {
+      operationId: 'listFriends',
       tags: ['friends'],
       summary: 'List the friends of a person, ordered by id',
       params: PersonIdParams,
       querystring: FriendsQuery,
-      response: { 200: Type.Array(Type.Ref(PersonSummarySchema)), ...errorResponses(400, 404, 401, 403, 429) }
+      response: {
+        200: documented(Type.Array(Type.Ref(PersonSummarySchema)), { description: 'The person\'s friends, ordered by id', example: EXAMPLES.people }),
+        ...errorResponses(400, 404, 401, 403, 429)
+      }
     }
   }, async (request) => useCases.listFriends(request.params.id, request.query.limit))
 
   app.put('/person/:id/friends/:friendId', {
     config: { operation: 'friends.add' },
     schema: {
+      operationId: 'addFriend',
       tags: ['friends'],
       summary: 'Make two people friends of each other (idempotent)',
       params: FriendshipParams,
-      response: { 200: Type.Object({ personId: Type.String(), friendId: Type.String() }), ...errorResponses(400, 404, 401, 403, 429) }
+      response: {
+        200: documented(Type.Object({ personId: Type.String(), friendId: Type.String() }), { description: 'They are friends, both ways', example: EXAMPLES.friendship }),
+        ...errorResponses(400, 404, 401, 403, 429)
+      }
     }
   }, async (request) => {
     const { id, friendId } = request.params
@@ -36,11 +46,14 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
   app.delete('/person/:id/friends/:friendId', {
     config: { operation: 'friends.remove' },
     schema: {
+      operationId: 'removeFriend',
       tags: ['friends'],
       summary: 'End a friendship, in both directions (idempotent)',
       params: FriendshipParams,
       response: {
-        200: Type.Object({ personId: Type.String(), friendId: Type.String(), deleted: Type.Literal(true) }),
+        200: documented(Type.Object({ personId: Type.String(), friendId: Type.String(), deleted: Type.Literal(true) }), {
+          description: 'They are no longer friends, either way', example: EXAMPLES.endedFriendship
+        }),
         ...errorResponses(400, 404, 401, 403, 429)
       }
     }

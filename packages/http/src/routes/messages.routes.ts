@@ -3,16 +3,17 @@ import type { Message } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
 import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
-import { CreateHeaders, SENT_HEADERS } from '../schemas/headers.schemas.js'
+import { EXAMPLES } from '../schemas/examples.js'
+import { CreateHeaders } from '../schemas/headers.schemas.js'
 import { InboxQuery } from '../schemas/list.schemas.js'
 import { MessageSchema, SendMessageSchema } from '../schemas/message.schemas.js'
 import { PersonIdParams } from '../schemas/person.schemas.js'
+import { documented } from '../schemas/response.schemas.js'
 import { callerOf } from '../plugins/access.js'
 import type { RouteOptions } from '../types.js'
 import { linkNext } from './links.js'
 
 const MessageRef = Type.Ref(MessageSchema)
-const SentMessage = Type.Ref(MessageSchema, { description: 'The message sent', headers: SENT_HEADERS })
 
 const locationOf = (message: Message): string => `/message/${message.id}`
 
@@ -20,13 +21,17 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
   app.post('/message', {
     config: { operation: 'message.send' },
     schema: {
+      operationId: 'sendMessage',
       tags: ['messages'],
       summary: 'Send a message to a person',
       description: 'With an Idempotency-Key a repeat gets the first answer again and sends nothing. ' +
         'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422.',
       headers: CreateHeaders,
       body: SendMessageSchema,
-      response: { 201: SentMessage, ...errorResponses(400, 404, 401, 403, 409, 422, 429) }
+      response: {
+        201: documented(MessageRef, { description: 'Sent: the message (again, with Idempotent-Replayed, for a repeated Idempotency-Key)', example: EXAMPLES.message, headers: ['Location', 'Idempotent-Replayed'] }),
+        ...errorResponses(400, 404, 401, 403, 409, 422, 429)
+      }
     }
   }, async (request, reply) => {
     const input = { ...request.body, senderId: callerOf(request).id }
@@ -44,21 +49,26 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
   app.get('/message/:id', {
     config: { operation: 'message.get' },
     schema: {
+      operationId: 'getMessage',
       tags: ['messages'],
       summary: 'Get one message',
       params: PersonIdParams,
-      response: { 200: MessageRef, ...errorResponses(404, 401, 403, 429) }
+      response: { 200: documented(MessageRef, { description: 'The message', example: EXAMPLES.message }), ...errorResponses(404, 401, 403, 429) }
     }
   }, async (request) => useCases.getMessage(request.params.id))
 
   app.get('/person/:id/messages', {
     config: { operation: 'messages.list' },
     schema: {
+      operationId: 'listMessages',
       tags: ['messages'],
       summary: 'Messages sent to a person, newest first',
       params: PersonIdParams,
       querystring: InboxQuery,
-      response: { 200: Type.Array(MessageRef), ...errorResponses(400, 404, 401, 403, 429) }
+      response: {
+        200: documented(Type.Array(MessageRef), { description: 'A page of messages, newest first', example: [EXAMPLES.message], headers: ['Link'] }),
+        ...errorResponses(400, 404, 401, 403, 429)
+      }
     }
   }, async (request, reply) => {
     const { limit, cursor } = request.query

@@ -5,17 +5,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { clientHasCurrent, etagOf, versionConditionOf } from '../conditional/entity-tags.js'
 import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
-import {
-  ConditionalReadHeaders, ConditionalWriteHeaders, CREATED_HEADERS, CreateHeaders, ETAG_HEADER
-} from '../schemas/headers.schemas.js'
+import { EXAMPLES } from '../schemas/examples.js'
+import { ConditionalReadHeaders, ConditionalWriteHeaders, CreateHeaders } from '../schemas/headers.schemas.js'
 import {
   DeletedPersonSchema, PersonCreateOrUpdateSchema, PersonIdParams, PersonPatchSchema, PersonSchema
 } from '../schemas/person.schemas.js'
+import { documented, withoutBody } from '../schemas/response.schemas.js'
 import type { RouteOptions } from '../types.js'
 
-const TaggedPerson = Type.Ref(PersonSchema, { description: 'The person', headers: ETAG_HEADER })
-const CreatedPerson = Type.Ref(PersonSchema, { description: 'The person created', headers: CREATED_HEADERS })
-const NotModified = Type.Null({ description: 'Not Modified: the copy named by If-None-Match is current; no body', headers: ETAG_HEADER })
+const PersonRef = Type.Ref(PersonSchema)
+const thePerson = documented(PersonRef, { description: 'The person', example: EXAMPLES.person, headers: ['ETag'] })
 
 /** Every response that returns a person carries its ETag. */
 const tagged = (reply: FastifyReply, person: Person): Person => {
@@ -30,11 +29,16 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
   app.get('/person/:id', {
     config: { operation: 'person.get' },
     schema: {
+      operationId: 'getPerson',
       tags: ['people'],
       summary: 'Get one person',
       params: PersonIdParams,
       headers: ConditionalReadHeaders,
-      response: { 200: TaggedPerson, 304: NotModified, ...errorResponses(404, 401, 403, 429) }
+      response: {
+        200: thePerson,
+        304: withoutBody({ description: 'Not Modified: the copy named by If-None-Match is current; no body', headers: ['ETag'] }),
+        ...errorResponses(404, 401, 403, 429)
+      }
     }
   }, async (request, reply) => {
     const person = await useCases.getPerson(request.params.id)
@@ -49,13 +53,18 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
     // With an id in the body this updates; both need people:write.
     config: { operation: 'person.create' },
     schema: {
+      operationId: 'createOrUpdatePerson',
       tags: ['people'],
       summary: 'Create a person, or update one when the body has an id',
       description: 'Idempotency-Key applies to creation: a repeat gets the first answer again. ' +
         'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422.',
       headers: CreateHeaders,
       body: PersonCreateOrUpdateSchema,
-      response: { 200: TaggedPerson, 201: CreatedPerson, ...errorResponses(400, 404, 401, 403, 409, 422, 429) }
+      response: {
+        200: documented(PersonRef, { description: 'Updated (the body had an id): the person', example: EXAMPLES.person, headers: ['ETag'] }),
+        201: documented(PersonRef, { description: 'Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key)', example: EXAMPLES.person, headers: ['Location', 'ETag', 'Idempotent-Replayed'] }),
+        ...errorResponses(400, 404, 401, 403, 409, 422, 429)
+      }
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
@@ -72,31 +81,37 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
     return reply.code(201).headers(createdHeaders(outcome.result)).send(outcome.result)
   })
 
-  const update = {
+  // PUT, PATCH and POST on /person/<id> do the same; each has its own operationId.
+  const update = (operationId: string) => ({
     config: { operation: 'person.update' as const },
     schema: {
+      operationId,
       tags: ['people'],
       summary: 'Update a person: fields left out keep their value, null clears an optional field',
       params: PersonIdParams,
       headers: ConditionalWriteHeaders,
       body: PersonPatchSchema,
-      response: { 200: TaggedPerson, ...errorResponses(400, 404, 401, 403, 409, 412, 429) }
+      response: { 200: thePerson, ...errorResponses(400, 404, 401, 403, 409, 412, 429) }
     }
-  }
+  })
   const applyUpdate = async (request: FastifyRequest<{ Params: { id: string }, Body: PersonPatch }>, reply: FastifyReply) =>
     tagged(reply, await useCases.updatePerson(request.params.id, request.body, versionConditionOf(request.headers['if-match'])))
-  app.put('/person/:id', update, applyUpdate)
-  app.patch('/person/:id', update, applyUpdate)
-  app.post('/person/:id', update, applyUpdate)
+  app.put('/person/:id', update('replacePersonFields'), applyUpdate)
+  app.patch('/person/:id', update('updatePerson'), applyUpdate)
+  app.post('/person/:id', update('updatePersonByPost'), applyUpdate)
 
   app.delete('/person/:id', {
     config: { operation: 'person.delete' },
     schema: {
+      operationId: 'deletePerson',
       tags: ['people'],
       summary: 'Delete a person with their friendships and messages',
       params: PersonIdParams,
       headers: ConditionalWriteHeaders,
-      response: { 200: DeletedPersonSchema, ...errorResponses(404, 401, 403, 409, 412, 429) }
+      response: {
+        200: documented(DeletedPersonSchema, { description: 'Deleted, with their friendships and messages', example: EXAMPLES.deletedPerson }),
+        ...errorResponses(404, 401, 403, 409, 412, 429)
+      }
     }
   }, async (request) => {
     await useCases.deletePerson(request.params.id, versionConditionOf(request.headers['if-match']))

@@ -5,7 +5,9 @@ import {
   AccountChangesSchema, AccountDeletedSchema, AccountIdParams, AccountSchema, CurrentCallerSchema, NewAccountSchema
 } from '../schemas/access.schemas.js'
 import { errorResponses } from '../schemas/error.schema.js'
+import { EXAMPLES } from '../schemas/examples.js'
 import { AccountsQuery } from '../schemas/list.schemas.js'
+import { documented } from '../schemas/response.schemas.js'
 import { linkNext } from './links.js'
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (app, { access }) => {
@@ -14,21 +16,26 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
   app.post('/users', {
     config: { operation: 'users.create' },
     schema: {
+      operationId: 'createAccount',
       tags: ['auth'],
       summary: 'Create an account (admins, logged in)',
       body: NewAccountSchema,
-      response: { 201: AccountSchema, ...errorResponses(400, 401, 403, 409, 429) }
+      response: { 201: documented(AccountSchema, { description: 'Created: the account', example: EXAMPLES.account }), ...errorResponses(400, 401, 403, 409, 429) }
     }
   }, async (request, reply) => reply.code(201).send(await useCases.createAccount(request.body)))
 
   app.get('/users', {
     config: { operation: 'users.list' },
     schema: {
+      operationId: 'listAccounts',
       tags: ['auth'],
       summary: 'List accounts, ordered by username (admins, logged in)',
       description: 'Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.',
       querystring: AccountsQuery,
-      response: { 200: Type.Array(AccountSchema), ...errorResponses(400, 401, 403, 429) }
+      response: {
+        200: documented(Type.Array(AccountSchema), { description: 'A page of accounts', example: EXAMPLES.accounts, headers: ['Link'] }),
+        ...errorResponses(400, 401, 403, 429)
+      }
     }
   }, async (request, reply) => {
     const { limit, cursor } = request.query
@@ -40,30 +47,33 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
   app.get('/users/me', {
     config: { operation: 'users.me' },
     schema: {
+      operationId: 'getCurrentAccount',
       tags: ['auth'],
       summary: 'The calling account (a key: its owner) and what this credential may do now',
-      response: { 200: CurrentCallerSchema, ...errorResponses(401, 429) }
+      response: { 200: documented(CurrentCallerSchema, { description: 'The account and the scopes this credential holds now', example: EXAMPLES.currentCaller }), ...errorResponses(401, 429) }
     }
   }, async (request) => useCases.describeCaller(callerOf(request)))
 
   app.patch('/users/:id', {
     config: { operation: 'users.update' },
     schema: {
+      operationId: 'updateAccount',
       tags: ['auth'],
       summary: 'Change an account\'s role, password or disabled flag (admins, logged in); its earlier tokens stop working',
       params: AccountIdParams,
       body: AccountChangesSchema,
-      response: { 200: AccountSchema, ...errorResponses(400, 401, 403, 404, 409, 429) }
+      response: { 200: documented(AccountSchema, { description: 'The account as changed', example: EXAMPLES.account }), ...errorResponses(400, 401, 403, 404, 409, 429) }
     }
   }, async (request) => useCases.updateAccount(request.params.id, request.body))
 
   app.delete('/users/:id', {
     config: { operation: 'users.delete' },
     schema: {
+      operationId: 'deleteAccount',
       tags: ['auth'],
       summary: 'Delete an account and its API keys (admins, logged in); people and messages it wrote stay',
       params: AccountIdParams,
-      response: { 200: AccountDeletedSchema, ...errorResponses(401, 403, 404, 409, 429) }
+      response: { 200: documented(AccountDeletedSchema, { description: 'Deleted, with its API keys', example: EXAMPLES.deletedAccount }), ...errorResponses(401, 403, 404, 409, 429) }
     }
   }, async (request) => {
     await useCases.deleteAccount(request.params.id)

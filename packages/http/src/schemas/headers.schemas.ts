@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
  * The request headers routes read, declared in their schemas: checked at
  * the edge (a malformed Idempotency-Key is a 400 before anything runs) and
  * listed in the OpenAPI document. Node gives header names in lower case.
+ * The response headers are described in response.schemas.ts (HEADERS).
  */
 
 const IdempotencyKey = Type.String({
@@ -25,16 +26,3 @@ export const ConditionalReadHeaders = Type.Object({
 export const ConditionalWriteHeaders = Type.Object({
   'if-match': Type.Optional(Type.String({ description: 'The ETag the change is meant for: 412 PRECONDITION_FAILED, and nothing changed, when the person is no longer at it' }))
 })
-
-/* Response headers, for the OpenAPI document (the serialiser ignores them). */
-
-export const ETAG_HEADER = {
-  ETag: { type: 'string', description: 'Strong entity tag of the person as it is now; send it as If-Match or If-None-Match' }
-} as const
-
-export const SENT_HEADERS = {
-  Location: { type: 'string', description: 'Where the created resource is read' },
-  'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present on the answer to a repeated Idempotency-Key: this is the first answer again' }
-} as const
-
-export const CREATED_HEADERS = { ...ETAG_HEADER, ...SENT_HEADERS } as const

@@ -1,8 +1,9 @@
 import { LIST_LIMITS } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
 
+// Optional: a client may leave it out, and the default fills it in (Ajv's useDefaults).
 const limit = (list: { default: number, max: number }) =>
-  Type.Integer({ minimum: 1, maximum: list.max, default: list.default })
+  Type.Optional(Type.Integer({ minimum: 1, maximum: list.max, default: list.default }))
 
 const Cursor = Type.String({ maxLength: 512, description: 'from the Link rel="next" header of the previous page' })
 
