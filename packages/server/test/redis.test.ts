@@ -1,14 +1,18 @@
 import t from 'tap'
 import { connectRedis, openRedis } from '@people-service/infra'
-import { skipWithoutRedis, testRedisUrl } from '@people-service/infra/testing'
+import { skipWithoutRedis, testRedisUrl, type Teardown } from '@people-service/infra/testing'
 import { ADMIN_PASSWORD, call, login, redisPrefix, start, tempDatabaseUrl } from './helper.js'
 
-t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', { skip: skipWithoutRedis }, async (t) => {
+/** Two instances of one deployment: one database, one Redis, one key prefix; `settings` for both. */
+const twoInstances = async (t: Teardown, settings: Record<string, string>) => {
   const REDIS_URL = await testRedisUrl()
   const prefix = await redisPrefix(t)
-  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '3' }
-  const one = await start(t, env)
-  const two = await start(t, env)
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, ...settings }
+  return { REDIS_URL, prefix, one: await start(t, env), two: await start(t, env) }
+}
+
+t.test('with REDIS_URL, two instances share one budget per caller, under the deployment\'s prefix', { skip: skipWithoutRedis }, async (t) => {
+  const { one, two, REDIS_URL, prefix } = await twoInstances(t, { RATE_LIMIT_MAX: '3' })
   const admin = await login(one.url)
   const viewer = await call(one.url, 'POST', '/users', admin, { username: 'vera', password: 'vera has a long password', role: 'viewer' })
   t.equal(viewer.status, 201)
@@ -31,12 +35,8 @@ t.test('with REDIS_URL, two instances share one budget per caller, under the dep
 })
 
 t.test('with REDIS_URL, a revocation on one instance holds on the next request to every other', { skip: skipWithoutRedis }, async (t) => {
-  const REDIS_URL = await testRedisUrl()
-  const prefix = await redisPrefix(t)
   // A cache TTL of an hour: only the shared revocation version can explain a refusal.
-  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, API_KEY_CACHE_TTL_MS: '3600000' }
-  const one = await start(t, env)
-  const two = await start(t, env)
+  const { one, two } = await twoInstances(t, { API_KEY_CACHE_TTL_MS: '3600000' })
   const admin = await login(one.url)
   const { id, key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k' })).json()
   for (let i = 0; i < 3; i++) t.equal((await call(two.url, 'GET', '/people', { 'x-api-key': key })).status, 200, 'cached on instance two')
@@ -56,12 +56,8 @@ const refusedWithin = async (limitMs: number, accepted: () => Promise<boolean>):
 }
 
 t.test('with REDIS_URL, an account change through one instance ends its credentials on the other within 5 s', { skip: skipWithoutRedis }, async (t) => {
-  const REDIS_URL = await testRedisUrl()
-  const prefix = await redisPrefix(t)
   // A cache TTL of an hour: only the shared revocation version can explain a refusal.
-  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, API_KEY_CACHE_TTL_MS: '3600000' }
-  const one = await start(t, env)
-  const two = await start(t, env)
+  const { one, two } = await twoInstances(t, { API_KEY_CACHE_TTL_MS: '3600000' })
   const admin = await login(one.url)
   const password = 'eddie has a long password'
   const eddie = (await call(one.url, 'POST', '/users', admin, { username: 'eddie', password, role: 'editor' })).json()
@@ -81,11 +77,7 @@ t.test('with REDIS_URL, an account change through one instance ends its credenti
 })
 
 t.test('with REDIS_URL, one account\'s keys share its budget across instances', { skip: skipWithoutRedis }, async (t) => {
-  const REDIS_URL = await testRedisUrl()
-  const prefix = await redisPrefix(t)
-  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '5' }
-  const one = await start(t, env)
-  const two = await start(t, env)
+  const { one, two } = await twoInstances(t, { RATE_LIMIT_MAX: '5' })
   const admin = await login(one.url)
   const password = 'eddie has a long password'
   t.equal((await call(one.url, 'POST', '/users', admin, { username: 'eddie', password, role: 'editor' })).status, 201)
@@ -104,11 +96,7 @@ t.test('with REDIS_URL, one account\'s keys share its budget across instances', 
 })
 
 t.test('with REDIS_URL, failed logins count across instances and successful ones do not count at all', { skip: skipWithoutRedis }, async (t) => {
-  const REDIS_URL = await testRedisUrl()
-  const prefix = await redisPrefix(t)
-  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL, REDIS_KEY_PREFIX: prefix, LOGIN_RATE_LIMIT_MAX: '2' }
-  const one = await start(t, env)
-  const two = await start(t, env)
+  const { one, two } = await twoInstances(t, { LOGIN_RATE_LIMIT_MAX: '2' })
   const attempt = async (base: string, password: string) => (await call(base, 'POST', '/auth/login', {}, { username: 'admin', password })).status
   const statuses = []
   for (const base of [one.url, two.url, one.url, two.url]) statuses.push(await attempt(base, ADMIN_PASSWORD))
