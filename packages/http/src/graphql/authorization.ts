@@ -2,7 +2,7 @@ import { isDomainError, type Caller } from '@people-service/domain'
 import {
   getDirectiveValues, getNamedType, getVariableValues, GraphQLError, GraphQLIncludeDirective, GraphQLSkipDirective, isObjectType,
   isInterfaceType, Kind, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type FragmentSpreadNode,
-  type GraphQLCompositeType, type GraphQLResolveInfo, type GraphQLSchema, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode
+  type GraphQLCompositeType, type GraphQLSchema, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode
 } from 'graphql'
 import { check, GRAPHQL_FIELD_OPERATIONS, POLICY } from '../auth/policy.js'
 
@@ -148,15 +148,4 @@ export const assertEveryRootFieldGoverned = (schema: GraphQLSchema): void => {
   if (missing.length > 0) {
     throw new Error(`GraphQL fields without a row in GRAPHQL_FIELD_OPERATIONS (auth/policy.ts): ${missing.join(', ')}`)
   }
-}
-
-/**
- * Authorizes a subscription in its subscribe resolver, whose `info` holds the
- * operation, its fragments and the coerced variables (Mercurius runs no
- * preExecution hook for subscriptions). Throws the first refusal.
- */
-export const authorizeSubscription = (caller: Caller | undefined, info: GraphQLResolveInfo): void => {
-  const fields = selectedFields(info.schema, info.operation, info.fragments, info.variableValues)
-  const [first] = deniedFields(caller, fields, rootTypesOf(info.schema))
-  if (first !== undefined) throw first
 }

@@ -40,7 +40,7 @@ const reportAs = (code: string) => ({
 
 /**
  * The validation rules every document passes, over HTTP (Mercurius runs them
- * once per document it caches) and WebSocket (subscription-limits.ts).
+ * once per document it caches) and WebSocket (subscriptions/subscribe-checks.ts).
  */
 export const documentRules = (production: boolean): ValidationRule[] => [
   // Fragments count at the depth they are spread; `__schema` does not count, so GraphiQL's schema query runs.

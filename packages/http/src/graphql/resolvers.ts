@@ -2,14 +2,12 @@ import { cursorAfterPerson, isDomainError, type ListPeopleInput, type Message, t
 import type { GraphQLResolveInfo } from 'graphql'
 import mercurius from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
-import { authorizeSubscription } from './authorization.js'
 import type { GraphQLContext } from './context.js'
 import type { PersonParent } from './loaders.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
 import type {
   CreatePersonArgs, FriendshipArgs, IdArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
 } from './schema.js'
-import { checkSubscriptionLimits } from './subscription-limits.js'
 
 const onlyFor = mercurius.withFilter(
   (_: unknown, __: MessageSentArgs, context: GraphQLContext) => context.pubsub.subscribe(MESSAGE_SENT),
@@ -75,7 +73,7 @@ interface Resolvers {
   }
   Subscription: {
     messageSent: {
-      subscribe: (root: unknown, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => Promise<AsyncGenerator>
+      subscribe: (root: unknown, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => AsyncGenerator
       resolve: Resolver<MessageSentEvent, MessageSentArgs, Message>
     }
   }
@@ -131,12 +129,9 @@ export const resolvers: Resolvers = {
   },
   Subscription: {
     messageSent: {
-      // The policy and the limits first: a refused subscription never subscribes.
-      subscribe: async (root, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
-        authorizeSubscription(context.caller, info)
-        checkSubscriptionLimits(info, context.maxCost)
-        return onlyFor(root, args, context, info)
-      },
+      // The connection's session checked the policy, the limits and the cost
+      // before Mercurius heard of this subscribe (subscriptions/subscribe-checks.ts).
+      subscribe: onlyFor,
       resolve: (event) => fromEvent(event)
     }
   }

@@ -1,10 +1,9 @@
 import type { Caller } from '@people-service/domain'
-import { getOperationAST, GraphQLError, parse, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
+import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import { coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from '../authorization.js'
 import { costOf, costTooHighError } from '../cost.js'
 import { checkArguments } from '../argument-limits.js'
 import { checkDocumentSource, GRAPHQL_LIMITS } from '../limits.js'
-import { validateSubscription } from '../subscription-limits.js'
 
 /*
  * The checks a `subscribe` message passes before Mercurius sees it, the
@@ -15,6 +14,15 @@ import { validateSubscription } from '../subscription-limits.js'
  * argument limits,
  * worst-case cost.
  */
+
+/**
+ * Mercurius does not validate a subscription it runs over WebSocket: the
+ * standard rules and ours (limits.ts), the first error thrown.
+ */
+const validateSubscription = (schema: GraphQLSchema, document: DocumentNode, rules: readonly ValidationRule[]): void => {
+  const [first] = validate(schema, document, [...specifiedRules, ...rules])
+  if (first !== undefined) throw first
+}
 
 /** What a subscribe message asks to run, once its shape is checked. */
 export interface SubscribeRequest {
