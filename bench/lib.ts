@@ -23,6 +23,8 @@ export interface Scenario {
   /** A fresh path (and body) per request, so the load is not one hot row. */
   request(): { path: string, body?: string }
   headers?: Record<string, string>
+  /** The scenario of a minimal server, measured in the same run, that this one is compared with. */
+  reference?: string
 }
 
 export interface Result {
@@ -34,7 +36,11 @@ export interface Result {
   non2xx: number
   /** Server CPU time (user + system) per request, in µs: what the server spent, whatever the load generator did. */
   cpuPerRequest?: number
+  /** req/s over the ceiling's (bare Fastify) in the same run. */
   ratio?: number
+  /** The reference scenario (a minimal server's) and req/s over its req/s in the same run. */
+  reference?: string
+  vsReference?: number
 }
 
 /** Resident memory of a process, in MB (Linux: /proc/<pid>/status). */
@@ -112,6 +118,7 @@ export const run = async (baseUrl: string, scenario: Scenario, seconds: number, 
   })
   return {
     scenario: scenario.name,
+    ...(scenario.reference === undefined ? {} : { reference: scenario.reference }),
     requestsPerSecond: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -121,11 +128,28 @@ export const run = async (baseUrl: string, scenario: Scenario, seconds: number, 
   }
 }
 
-export const printTable = (results: Result[]): void => {
-  const rows = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'CPU µs/req', 'ratio'],
-    ...results.map((r) => [r.scenario, String(r.requestsPerSecond), String(r.p50), String(r.p99), String(r.errors), String(r.non2xx), String(r.cpuPerRequest ?? ''), r.ratio === undefined ? '' : r.ratio.toFixed(3)])]
+/** Sets each result's ratio to the ceiling (the first result) and to its reference scenario, all of one run. */
+export const compareWithinRun = (results: Result[]): void => {
+  const rateOf = new Map(results.map((r) => [r.scenario, r.requestsPerSecond]))
+  const ceilingRate = results[0]!.requestsPerSecond
+  for (const result of results) {
+    result.ratio = result.requestsPerSecond / ceilingRate
+    const reference = result.reference === undefined ? undefined : rateOf.get(result.reference)
+    if (reference !== undefined) result.vsReference = result.requestsPerSecond / reference
+  }
+}
+
+/** Prints rows as a table: the first column left-aligned, the others right-aligned. */
+export const printRows = (rows: string[][]): void => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
   for (const row of rows) process.stdout.write(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ') + '\n')
+}
+
+export const printTable = (results: Result[]): void => {
+  const withReference = results.some((r) => r.vsReference !== undefined)
+  printRows([['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'CPU µs/req', 'ratio', ...(withReference ? ['vs minimal'] : [])],
+    ...results.map((r) => [r.scenario, String(r.requestsPerSecond), String(r.p50), String(r.p99), String(r.errors), String(r.non2xx), String(r.cpuPerRequest ?? ''),
+      r.ratio === undefined ? '' : r.ratio.toFixed(3), ...(withReference ? [r.vsReference === undefined ? '' : r.vsReference.toFixed(2)] : [])])])
 }
 
 export const saveResults = (name: string, data: unknown): string => {

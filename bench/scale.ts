@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { connectRedis, openRedis, type SeedOptions } from '@people-service/infra'
 import { asPostgresAdmin, createPostgresDatabase, stopTestServices, testPostgresUrl, testRedisUrl } from '@people-service/infra/testing'
-import { BENCH_OPTIONS, benchApiKey, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { BENCH_OPTIONS, benchApiKey, compareWithinRun, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench:scale -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10]
@@ -225,8 +225,7 @@ try {
   results.push(...await benchSetup('PostgreSQL + Redis, 1 instance', pgUrl, postgres.ids, 1, redis))
   results.push(...await benchSetup('PostgreSQL + Redis, 2 instances', pgUrl, postgres.ids, 2, redis))
 
-  const ceilingRate = results[0]!.requestsPerSecond
-  for (const result of results) result.ratio = result.requestsPerSecond / ceilingRate
+  compareWithinRun(results)
   process.stdout.write('\n')
   printTable(results)
 
