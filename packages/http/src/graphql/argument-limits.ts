@@ -3,8 +3,8 @@ import {
   type PersonInput, type PersonPatch
 } from '@people-service/domain'
 import {
-  getArgumentValues, getNamedType, GraphQLError, isObjectType, Kind, visit, type DocumentNode, type FieldNode,
-  type FragmentDefinitionNode, type GraphQLField, type GraphQLObjectType, type GraphQLSchema, type SelectionSetNode
+  getArgumentValues, getNamedType, GraphQLError, isObjectType, Kind, visit, type FieldNode, type FragmentDefinitionNode,
+  type GraphQLField, type GraphQLObjectType, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode
 } from 'graphql'
 
 /*
@@ -103,7 +103,7 @@ const checkArgument = (coordinate: string, argument: string, rule: Rule, value: 
 
 interface Use { coordinate: string, definition: GraphQLField<unknown, unknown>, node: FieldNode, rules: Record<string, Rule> }
 
-const checkUse = ({ coordinate, definition, node, rules }: Use, variables: Record<string, unknown>): void => {
+const checkUse = ({ coordinate, definition, node, rules }: Use, variables: Readonly<Record<string, unknown>>): void => {
   // graphql-js' own coercion, as execution will do it: defaults, variables, input objects.
   const values = getArgumentValues(definition, node, variables)
   for (const [argument, rule] of Object.entries(rules)) checkArgument(coordinate, argument, rule, values[argument])
@@ -118,13 +118,7 @@ const usesVariables = (node: FieldNode): boolean => {
 }
 
 /** Every use of a ruled field in the operation, fragments where they are spread (each walked once per type). */
-const usesOf = (schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Use[] => {
-  const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION)
-  const operation = operationName === undefined ? operations[0] : operations.find((o) => o.name?.value === operationName)
-  if (operation === undefined) return []
-  const fragments = new Map(document.definitions
-    .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-    .map((d) => [d.name.value, d]))
+const usesOf = (schema: GraphQLSchema, operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): Use[] => {
   const uses: Use[] = []
   const walked = new Set<string>()
   const walk = (selectionSet: SelectionSetNode, parent: GraphQLObjectType): void => {
@@ -141,7 +135,7 @@ const usesOf = (schema: GraphQLSchema, document: DocumentNode, operationName: st
         const type = selection.typeCondition === undefined ? parent : schema.getType(selection.typeCondition.name.value)
         if (isObjectType(type)) walk(selection.selectionSet, type)
       } else {
-        const fragment = fragments.get(selection.name.value)
+        const fragment = fragments[selection.name.value]
         if (fragment === undefined || walked.has(fragment.name.value)) continue
         walked.add(fragment.name.value)
         const type = schema.getType(fragment.typeCondition.name.value)
@@ -154,34 +148,23 @@ const usesOf = (schema: GraphQLSchema, document: DocumentNode, operationName: st
   return uses
 }
 
-/** Per document and operation: the uses whose values come from variables; the literal ones have passed. */
-const checked = new WeakMap<DocumentNode, Map<string, Use[]>>()
+const NO_VARIABLES: Readonly<Record<string, unknown>> = Object.freeze({})
 
 /**
- * Checks every ruled argument of the operation to run; throws an
- * ArgumentError naming the first one outside its limit. Literal arguments
- * are checked once per document (Mercurius hands over one document object
- * per query text), so a request pays only for the arguments its variables
- * feed. `variables` are the coerced values.
+ * The argument limits of one operation. Literal arguments are checked here,
+ * once (throws an ArgumentError naming the first one outside its limit);
+ * the check returned runs on every request for the arguments its variables
+ * feed, with the coerced variables.
  */
-export const checkArguments = (
+export const argumentChecks = (
   schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | undefined,
-  variables: Record<string, unknown> | undefined
-): void => {
-  let byOperation = checked.get(document)
-  if (byOperation === undefined) {
-    byOperation = new Map()
-    checked.set(document, byOperation)
+  operation: OperationDefinitionNode,
+  fragments: Readonly<Record<string, FragmentDefinitionNode>>
+): (variables: Record<string, unknown>) => void => {
+  const uses = usesOf(schema, operation, fragments)
+  for (const use of uses) if (!usesVariables(use.node)) checkUse(use, NO_VARIABLES)
+  const fed = uses.filter((use) => usesVariables(use.node))
+  return (variables) => {
+    for (const use of fed) checkUse(use, variables)
   }
-  const key = operationName ?? ''
-  let variable = byOperation.get(key)
-  if (variable === undefined) {
-    const uses = usesOf(schema, document, operationName)
-    for (const use of uses) if (!usesVariables(use.node)) checkUse(use, {})
-    variable = uses.filter((use) => usesVariables(use.node))
-    byOperation.set(key, variable)
-  }
-  for (const use of variable) checkUse(use, variables ?? {})
 }

@@ -1,8 +1,8 @@
 import { isDomainError, type Caller } from '@people-service/domain'
 import {
-  getDirectiveValues, getNamedType, getVariableValues, GraphQLError, GraphQLIncludeDirective, GraphQLSkipDirective, isObjectType,
-  isInterfaceType, Kind, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type FragmentSpreadNode,
-  type GraphQLCompositeType, type GraphQLSchema, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode
+  getDirectiveValues, getNamedType, GraphQLError, GraphQLIncludeDirective, GraphQLSkipDirective, isObjectType, isInterfaceType,
+  Kind, visit, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type FragmentSpreadNode, type GraphQLCompositeType,
+  type GraphQLSchema, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode
 } from 'graphql'
 import { check, GRAPHQL_FIELD_OPERATIONS, POLICY } from '../auth/policy.js'
 
@@ -22,16 +22,14 @@ const isGoverned = (coordinate: string): coordinate is FieldCoordinate => Object
 /** One selected field: `Type.field` and the first place the document selects it. */
 export interface SelectedField { coordinate: string, node: FieldNode }
 
-type Variables = Record<string, unknown> | undefined
+type Variables = Readonly<Record<string, unknown>>
 
 /**
- * Would execution run this selection? Undecidable directives (variables that
- * did not coerce, so the request fails anyway) count as "yes": when in doubt,
- * a field is checked.
+ * Would execution run this selection? An undecidable directive counts as
+ * "yes": when in doubt, a field is checked.
  */
 const included = (node: { directives?: readonly DirectiveNode[] | undefined }, variables: Variables): boolean => {
   if (node.directives === undefined || node.directives.length === 0) return true
-  if (variables === undefined) return true
   try {
     if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false
     if (getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if === false) return false
@@ -43,8 +41,7 @@ const included = (node: { directives?: readonly DirectiveNode[] | undefined }, v
 
 /**
  * Every field an operation selects, as `Type.field` with its first node, in
- * document order. `variables` are the coerced values (undefined: unknown, so
- * no field is left out for its directives).
+ * document order. `variables` are the coerced values.
  */
 export const selectedFields = (
   schema: GraphQLSchema,
@@ -94,13 +91,7 @@ export const selectedFields = (
   return [...found].map(([coordinate, node]) => ({ coordinate, node }))
 }
 
-/** The operation's variables, coerced to their types; throws the first error of a missing or mistyped one. */
-export const coercedVariables = (schema: GraphQLSchema, operation: OperationDefinitionNode, raw: Record<string, unknown> | undefined): Variables => {
-  const result = getVariableValues(schema, operation.variableDefinitions ?? [], raw ?? {})
-  if (result.errors !== undefined) throw result.errors[0]
-  return result.coerced
-}
-
+/** A document's fragments by name. */
 export const fragmentsOf = (definitions: readonly { kind: Kind }[]): Record<string, FragmentDefinitionNode> =>
   Object.fromEntries(definitions
     .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
@@ -108,11 +99,11 @@ export const fragmentsOf = (definitions: readonly { kind: Kind }[]): Record<stri
 
 /**
  * The fields of the operation this caller may not use, one GraphQL error
- * each (code FORBIDDEN, or UNAUTHENTICATED without a caller); empty when
- * everything is allowed. A root field with no row in the table is refused:
- * nothing becomes reachable by omission.
+ * each (code FORBIDDEN); empty when everything is allowed. A root field
+ * without a row in the table is refused: nothing becomes reachable by
+ * omission.
  */
-export const deniedFields = (caller: Caller | undefined, fields: readonly SelectedField[], rootTypes: ReadonlySet<string>): GraphQLError[] => {
+export const deniedFields = (caller: Caller, fields: readonly SelectedField[], rootTypes: ReadonlySet<string>): GraphQLError[] => {
   const denied: GraphQLError[] = []
   for (const { coordinate, node } of fields) {
     if (!isGoverned(coordinate)) {
@@ -136,6 +127,55 @@ export const deniedFields = (caller: Caller | undefined, fields: readonly Select
 /** The names of the schema's root types (Query, Mutation, Subscription). */
 export const rootTypesOf = (schema: GraphQLSchema): Set<string> =>
   new Set([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].flatMap((type) => (type ? [type.name] : [])))
+
+/** The variables an operation's @skip and @include read: they decide which fields run. */
+const directiveVariablesOf = (operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): string[] => {
+  const names = new Set<string>()
+  const visitor = {
+    Directive (node: DirectiveNode) {
+      for (const argument of node.arguments ?? []) visit(argument.value, { Variable (variable) { names.add(variable.name.value) } })
+    }
+  }
+  for (const node of [operation, ...Object.values(fragments)]) visit(node, visitor)
+  return [...names]
+}
+
+/**
+ * What `check` reads of a caller: its kind and its scopes. Two callers with
+ * the same are refused the same fields.
+ */
+const scopeKeyOf = (caller: Caller): string => `${caller.kind} ${caller.scopes.join(' ')}`
+
+const DENIALS_PER_OPERATION = 64
+
+/**
+ * Who may run one operation: `(caller, variables)` answers the refusals of
+ * the fields the caller may not use (empty: it may run). The fields an
+ * operation selects depend on the document alone, or also on the variables
+ * of its @skip/@include; the refusals, on those fields and the caller's
+ * scopes. Each is worked out once per operation, set of scopes and values
+ * of those variables, and reused.
+ */
+export const operationAuthorization = (
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  fragments: Readonly<Record<string, FragmentDefinitionNode>>
+): (caller: Caller, variables: Record<string, unknown>) => readonly GraphQLError[] => {
+  const rootTypes = rootTypesOf(schema)
+  const deciding = directiveVariablesOf(operation, fragments)
+  const fixed = deciding.length === 0 ? selectedFields(schema, operation, fragments, {}) : undefined
+  const denials = new Map<string, readonly GraphQLError[]>()
+  return (caller, variables) => {
+    const key = fixed === undefined ? `${scopeKeyOf(caller)} ${JSON.stringify(deciding.map((name) => variables[name]))}` : scopeKeyOf(caller)
+    let denied = denials.get(key)
+    if (denied === undefined) {
+      denied = deniedFields(caller, fixed ?? selectedFields(schema, operation, fragments, variables), rootTypes)
+      if (denials.size >= DENIALS_PER_OPERATION) denials.clear()
+      denials.set(key, denied)
+    }
+    return denied
+  }
+}
 
 /**
  * Fails the start when a root field of the schema has no row in the policy

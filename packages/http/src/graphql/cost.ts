@@ -1,4 +1,7 @@
-import { GraphQLError, getNullableType, isListType, Kind, visit, type DocumentNode, type GraphQLSchema } from 'graphql'
+import {
+  GraphQLError, getNullableType, isListType, Kind, visit, type ArgumentNode, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema,
+  type OperationDefinitionNode
+} from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
 import { LIST_ARGUMENTS, type ListField } from './argument-limits.js'
 
@@ -49,79 +52,72 @@ const estimator: ComplexityEstimator = ({ type, field, args, childComplexity }) 
   return childComplexity
 }
 
-export interface CostInput {
-  schema: GraphQLSchema
-  document: DocumentNode
-  variables?: Record<string, unknown> | undefined
-  operationName?: string | undefined
-}
-
-const computeCost = ({ schema, document, variables, operationName }: CostInput): number =>
+const computeCost = (schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): number =>
   getComplexity({
     schema,
     query: document,
     estimators: [estimator],
-    ...(variables ? { variables } : {}),
+    variables,
     ...(operationName ? { operationName } : {})
   })
 
 /**
- * The variables a document's cost can depend on: the values given to a
+ * The variables an operation's cost can depend on: the values given to a
  * list's bound (`limit:`, `first:`) or to a directive (`@include(if: $x)`
  * prunes a subtree), and whether a `name:` filter is given at all. An `id`
  * variable changes on every request and never changes the cost.
  */
 interface CostVariables { values: string[], presence: string[] }
 
-const costVariablesOf = (document: DocumentNode): CostVariables => {
+const costVariablesOf = (operation: OperationDefinitionNode, fragments: readonly FragmentDefinitionNode[]): CostVariables => {
   const values = new Set<string>()
   const presence = new Set<string>()
   let inDirective = 0
-  visit(document, {
+  const visitor = {
     Directive: { enter: () => { inDirective++ }, leave: () => { inDirective-- } },
-    Argument (node) {
+    Argument (node: ArgumentNode) {
       if (node.value.kind !== Kind.VARIABLE) return
       const argument = node.name.value
       if (inDirective > 0 || argument === 'limit' || argument === 'first') values.add(node.value.name.value)
       else if (argument === 'name') presence.add(node.value.name.value)
     }
-  })
+  }
+  for (const node of [operation, ...fragments]) visit(node, visitor)
   return { values: [...values], presence: [...presence].filter((name) => !values.has(name)) }
 }
 
-interface DocumentCosts { variables: CostVariables, costs: Map<string, number> }
-
-const COSTS_PER_DOCUMENT = 64
-const documentCosts = new WeakMap<DocumentNode, DocumentCosts>()
+const COSTS_PER_OPERATION = 64
 
 /**
- * The worst-case cost of the operation to run; throws a variable error.
- * Arguments are checked before (argument-limits.ts). Mercurius hands over the
- * same document object for the same query text (its parse cache), so a cost
- * is computed once per document, operation and values of the variables it
- * depends on; failures are never remembered. Issue 17 charges the rate
- * budget with it: call it with the request's document and variables.
+ * The worst-case cost of one operation of a document, as a function of the
+ * request's coerced variables. Arguments are checked before
+ * (argument-limits.ts). A cost is computed once per values of the variables
+ * it depends on (once for good when it depends on none); failures are never
+ * remembered.
  */
-export const costOf = (input: CostInput): number => {
-  let known = documentCosts.get(input.document)
-  if (known === undefined) {
-    known = { variables: costVariablesOf(input.document), costs: new Map() }
-    documentCosts.set(input.document, known)
+export const operationCost = (schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): (variables: Record<string, unknown>) => number => {
+  const fragments = document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)
+  const operationName = operation.name?.value
+  const { values, presence } = costVariablesOf(operation, fragments)
+  if (values.length === 0 && presence.length === 0) {
+    let fixed: number | undefined
+    return (variables) => (fixed ??= computeCost(schema, document, operationName, variables))
   }
-  const given = input.variables ?? {}
-  // Absent and null differ for a variable with a default: each gets its own entry.
-  const key = JSON.stringify([
-    input.operationName ?? null,
-    ...known.variables.values.map((name) => (name in given ? [given[name]] : [])),
-    ...known.variables.presence.map((name) => given[name] === undefined || given[name] === null ? 0 : 1)
-  ])
-  let cost = known.costs.get(key)
-  if (cost === undefined) {
-    cost = computeCost(input)
-    if (known.costs.size >= COSTS_PER_DOCUMENT) known.costs.clear()
-    known.costs.set(key, cost)
+  const costs = new Map<string, number>()
+  return (variables) => {
+    // Absent and null differ for a variable with a default: each gets its own entry.
+    const key = JSON.stringify([
+      ...values.map((name) => (name in variables ? [variables[name]] : [])),
+      ...presence.map((name) => variables[name] === undefined || variables[name] === null ? 0 : 1)
+    ])
+    let cost = costs.get(key)
+    if (cost === undefined) {
+      cost = computeCost(schema, document, operationName, variables)
+      if (costs.size >= COSTS_PER_OPERATION) costs.clear()
+      costs.set(key, cost)
+    }
+    return cost
   }
-  return cost
 }
 
 export const costTooHighError = (cost: number, max: number): GraphQLError =>

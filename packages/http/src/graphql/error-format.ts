@@ -1,9 +1,8 @@
 import { isDomainError } from '@people-service/domain'
-import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
 import { STATUS_OF } from '../errors/status-of.js'
 import { clientErrorOf, WWW_AUTHENTICATE } from '../plugins/errors.js'
-import type { GraphQLContext } from './context.js'
 import { contentTypeOf, MEDIA_TYPES, negotiate } from './transport.js'
 
 /**
@@ -28,7 +27,7 @@ export class GraphQLRequestError extends Error {
 export const requestError = (statusCode: number, message: string, code: string, headers: Record<string, string> = {}): GraphQLRequestError =>
   new GraphQLRequestError(statusCode, [new GraphQLError(message, { extensions: { code } })], headers)
 
-interface FormatOptions {
+export interface FormatOptions {
   production: boolean
   requestId: string
   log: FastifyBaseLogger
@@ -67,12 +66,6 @@ const formatRequestError = (error: unknown, options: FormatOptions): GraphQLForm
       extensions: { ...extensions, code: codeOfRequestError(error) }
     }
   }
-  // Mercurius' own request errors (depth, variables that are not JSON) are
-  // FastifyErrors with a client status; their messages are safe.
-  const fastifyError = error as Partial<FastifyError>
-  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode < 500 && typeof fastifyError.message === 'string') {
-    return { message: fastifyError.message, extensions: { code: fastifyError.code ?? 'BAD_REQUEST' } }
-  }
   return internal(error, options)
 }
 
@@ -101,33 +94,41 @@ const formatFieldError = (error: GraphQLError, options: FormatOptions): GraphQLF
   return { ...internal(original, options), ...where }
 }
 
-const optionsOf = (context: Partial<GraphQLContext>, production: boolean): FormatOptions => ({
-  production,
-  requestId: context.requestId ?? context.reply?.request.id ?? 'unknown',
-  log: context.reply?.log ?? context.app!.log
-})
+/** A result's status and body: 400 without `data` when execution never started, else 200 with `data` and any field errors beside it. */
+export interface FormattedResult {
+  status: number
+  body: { data?: ExecutionResult['data'], errors?: GraphQLFormattedError[] }
+}
 
 /**
- * Mercurius' errorFormatter: shapes the errors of an execution result. A
- * result without `data` never started executing (an unknown operation name,
- * say): that is a request error, 400 without `data`. Otherwise 200 with
- * `data`, null where a field failed, and `errors` beside it.
+ * Shapes an execution result. A result without `data` never started
+ * executing: that is a request error, 400 without `data`. Otherwise 200
+ * with `data`, null where a field failed, and `errors` beside it.
+ */
+export const formatResult = (execution: ExecutionResult, options: FormatOptions): FormattedResult => {
+  if (execution.errors === undefined || execution.errors.length === 0) return { status: 200, body: { data: execution.data } }
+  if (execution.data === undefined) {
+    return { status: 400, body: { errors: execution.errors.map((e) => formatRequestError(e, options)) } }
+  }
+  return { status: 200, body: { data: execution.data, errors: execution.errors.map((e) => formatFieldError(e, options)) } }
+}
+
+/** Where Mercurius runs a subscription: its connection's context. */
+interface SubscriptionErrorContext { requestId?: string, request?: FastifyRequest, app?: FastifyInstance }
+
+/**
+ * Mercurius' errorFormatter, for the events of a subscription whose
+ * selection failed: shaped as over HTTP.
  */
 export const errorFormatter = (production: boolean) =>
-  (execution: ExecutionResult & { errors: readonly GraphQLError[] }, context: Partial<GraphQLContext>) => {
-    const options = optionsOf(context, production)
-    if (execution.data === undefined) {
-      return { statusCode: 400, response: { errors: execution.errors.map((e) => formatRequestError(e, options)) } }
-    }
-    return {
-      statusCode: 200,
-      response: { data: execution.data, errors: execution.errors.map((e) => formatFieldError(e, options)) }
-    }
+  (execution: ExecutionResult, context: SubscriptionErrorContext) => {
+    const log = context.request?.log ?? context.app?.log
+    if (log === undefined) throw new Error('a subscription context without a logger')
+    const { status, body } = formatResult(execution, { production, requestId: context.requestId ?? context.request?.id ?? 'unknown', log })
+    return { statusCode: status, response: body }
   }
 
-interface MercuriusRequestFailure extends FastifyError { errors?: unknown[] }
-
-const refusal = (error: MercuriusRequestFailure | GraphQLRequestError): { status: number, errors: unknown[], headers: Record<string, string> } => {
+const refusal = (error: FastifyError | GraphQLRequestError): { status: number, errors: unknown[], headers: Record<string, string> } => {
   if (error instanceof GraphQLRequestError) return { status: error.statusCode, errors: [...error.errors], headers: error.headers }
   // The access hook's refusals (no or bad credentials; the credential store
   // away): the status REST gives them, the code as REST shows it.
@@ -138,15 +139,6 @@ const refusal = (error: MercuriusRequestFailure | GraphQLRequestError): { status
       errors: [new GraphQLError(error.message, { extensions: { code: error.code } })],
       headers: status === 401 ? { 'www-authenticate': WWW_AUTHENTICATE } : {}
     }
-  }
-  switch (error.code) {
-    case 'MER_ERR_GQL_VALIDATION':
-      // Parse and validation errors, variables that do not coerce, a request
-      // shape Fastify refused, variables that are not JSON: always 400, with
-      // every error listed (Mercurius would answer 200 to several).
-      return { status: 400, errors: error.errors?.length ? error.errors : [error], headers: {} }
-    case 'MER_ERR_METHOD_NOT_ALLOWED':
-      return refusal(requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' }))
   }
   const client = clientErrorOf(error)
   if (client) return { status: client.status, errors: [new GraphQLError(client.message, { extensions: { code: client.code } })], headers: {} }

@@ -21,7 +21,7 @@ export const GRAPHQL_LIMITS = {
   maxAliases: 30,
   /** Directive uses in one operation, fragments counted where spread. */
   maxDirectives: 30,
-  /** Runs of one query text before graphql-jit compiles it (see bench/graphql.ts). */
+  /** Runs of one operation before graphql-jit compiles it (plan.ts; `npm run bench` measures both). */
   jitAfter: 1
 } as const
 
@@ -39,8 +39,8 @@ const reportAs = (code: string) => ({
 })
 
 /**
- * The validation rules every document passes, over HTTP (Mercurius runs them
- * once per document it caches) and WebSocket (subscriptions/subscribe-checks.ts).
+ * The validation rules every document passes beside graphql-js' own, over
+ * HTTP and WebSocket alike, once per document text (documents.ts).
  */
 export const documentRules = (production: boolean): ValidationRule[] => [
   // Fragments count at the depth they are spread; `__schema` does not count, so GraphiQL's schema query runs.
@@ -52,10 +52,11 @@ export const documentRules = (production: boolean): ValidationRule[] => [
 ]
 
 /**
- * Mercurius treats a `query` that does not parse as GraphQL as a JSON-encoded
- * AST and executes that, skipping the token cap. Anything that is valid JSON
- * is never a valid GraphQL document, so such a query is refused before
- * Mercurius tries.
+ * Whether a `query` that did not parse is JSON: a client sending a
+ * ready-made syntax tree (which some servers run as one, past the token
+ * cap) is told that it is refused, and why. Anything that is valid JSON is
+ * never a valid GraphQL document, so only a source that failed to parse is
+ * probed, once (documents.ts remembers the refusal).
  */
 export const isJsonEncoded = (source: string): boolean => {
   try {
@@ -67,14 +68,13 @@ export const isJsonEncoded = (source: string): boolean => {
 }
 
 /**
- * The checks on a document's text before it is parsed: its length, and that
- * it is not JSON. The token cap applies in the parse itself (graphql-js'
- * `maxTokens`, which stops there): Mercurius' parse over HTTP, the
- * subscription hook's over WebSocket. Throws the refusal as a GraphQLError.
+ * The refusal of a document too long to be read at all, checked before it
+ * is parsed; the token cap applies in the parse itself (graphql-js'
+ * `maxTokens`, which stops there).
  */
-export const checkDocumentSource = (source: string): void => {
-  if (source.length > GRAPHQL_LIMITS.maxLength) {
-    throw refusal(`the document is ${source.length} characters long; at most ${GRAPHQL_LIMITS.maxLength} are allowed: pass long values as variables`, 'DOCUMENT_TOO_LARGE')
-  }
-  if (isJsonEncoded(source)) throw refusal('query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')
-}
+export const tooLong = (source: string): GraphQLError | undefined => source.length > GRAPHQL_LIMITS.maxLength
+  ? refusal(`the document is ${source.length} characters long; at most ${GRAPHQL_LIMITS.maxLength} are allowed: pass long values as variables`, 'DOCUMENT_TOO_LARGE')
+  : undefined
+
+/** The refusal of a `query` that is JSON rather than a GraphQL document. */
+export const jsonInPlaceOfDocument = (): GraphQLError => refusal('query must be a GraphQL document, not JSON', 'GRAPHQL_PARSE_FAILED')

@@ -1,16 +1,22 @@
-import { cursorAfterPerson, isDomainError, type ListPeopleInput, type Message, type Person, type PersonSummary } from '@people-service/domain'
+import {
+  cursorAfterPerson, isDomainError, personNotFound, type ListPeopleInput, type Message, type Person, type PersonSummary
+} from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
-import mercurius from 'mercurius'
+import mercurius, { type MercuriusContext } from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
+import { LIST_ARGUMENTS } from './argument-limits.js'
 import type { GraphQLContext } from './context.js'
 import type { PersonParent } from './loaders.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
 import type {
-  CreatePersonArgs, FriendshipArgs, IdArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
+  CreatePersonArgs, FriendshipArgs, IdArgs, LimitArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
 } from './schema.js'
 
+/** A subscription's context: Mercurius adds the pubsub of its connection. */
+type SubscriptionContext = GraphQLContext & Pick<MercuriusContext, 'pubsub'>
+
 const onlyFor = mercurius.withFilter(
-  (_: unknown, __: MessageSentArgs, context: GraphQLContext) => context.pubsub.subscribe(MESSAGE_SENT),
+  (_: unknown, __: MessageSentArgs, context: SubscriptionContext) => context.pubsub.subscribe(MESSAGE_SENT),
   (event: MessageSentEvent, { personId }: MessageSentArgs) =>
     personId === null || personId === undefined || event.messageSent.personId === personId
 )
@@ -31,8 +37,11 @@ const orNull = async <T>(lookup: Promise<T>, missing: string): Promise<T | null>
 const isWhole = (person: PersonParent): person is Person => 'createdAt' in person
 
 /** The whole person behind a list entry, from the request's batch loader. */
-const whole = async (person: PersonParent, { people }: GraphQLContext): Promise<Person | null> =>
-  isWhole(person) ? person : people.load(person.id)
+const whole = async (person: PersonParent, { loaders }: GraphQLContext): Promise<Person | null> =>
+  isWhole(person) ? person : loaders.people.load(person.id)
+
+/** A list's limit: an explicit null means the default, as when it is not given. */
+const limitOf = ({ limit }: LimitArgs, field: 'Person.friends' | 'Person.messages'): number => limit ?? LIST_ARGUMENTS[field].default
 
 /** The use case's input from GraphQL's arguments: null is "not given", and an empty name filters nothing. */
 const listInput = (limit: number | null | undefined, cursor: string | null | undefined, name: string | null | undefined): ListPeopleInput => ({
@@ -67,13 +76,16 @@ interface Resolvers {
     age: Resolver<PersonParent, unknown, number | null>
     email: Resolver<PersonParent, unknown, string | null>
     address: Resolver<PersonParent, unknown, Person['address']>
+    friends: Resolver<PersonParent, LimitArgs, PersonSummary[]>
+    messages: Resolver<PersonParent, LimitArgs, Message[]>
   }
   Message: {
     sentAt: Resolver<Message, unknown, string>
+    person: Resolver<Message, unknown, Person>
   }
   Subscription: {
     messageSent: {
-      subscribe: (root: unknown, args: MessageSentArgs, context: GraphQLContext, info: GraphQLResolveInfo) => AsyncGenerator
+      subscribe: (root: unknown, args: MessageSentArgs, context: SubscriptionContext, info: GraphQLResolveInfo) => AsyncGenerator
       resolve: Resolver<MessageSentEvent, MessageSentArgs, Message>
     }
   }
@@ -81,10 +93,10 @@ interface Resolvers {
 
 /**
  * Resolvers call use cases only; who may reach each field was decided before
- * execution (authorization.ts, checked in plugin.ts), and `sendMessage`
- * records that caller as the sender, as REST does. List fields (Person.friends,
- * Person.messages) and Message.person are loaders (loaders.ts), so they are
- * not here.
+ * execution (authorization.ts, checked by the pipeline), and `sendMessage`
+ * records that caller as the sender, as REST does. List fields
+ * (Person.friends, Person.messages) and Message.person load through the
+ * request's batch loaders (loaders.ts): one statement per level of a query.
  */
 export const resolvers: Resolvers = {
   Query: {
@@ -122,10 +134,18 @@ export const resolvers: Resolvers = {
   Person: {
     age: async (person, _, context) => (await whole(person, context))?.age ?? null,
     email: async (person, _, context) => (await whole(person, context))?.email ?? null,
-    address: async (person, _, context) => (await whole(person, context))?.address ?? null
+    address: async (person, _, context) => (await whole(person, context))?.address ?? null,
+    friends: (person, args, { loaders }) => loaders.friends(limitOf(args, 'Person.friends')).load(person.id),
+    messages: (person, args, { loaders }) => loaders.inbox(limitOf(args, 'Person.messages')).load(person.id)
   },
   Message: {
-    sentAt: (message) => message.sentAt.toISOString()
+    sentAt: (message) => message.sentAt.toISOString(),
+    // A message outlives its recipient only between a delete and its cascade.
+    person: async (message, _, { loaders }) => {
+      const person = await loaders.people.load(message.personId)
+      if (person === null) throw personNotFound(message.personId)
+      return person
+    }
   },
   Subscription: {
     messageSent: {

@@ -6,12 +6,13 @@ import { readCredentials } from '../../auth/credentials.js'
 import type { Access } from '../../plugins/access.js'
 import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
 import { ScreenedSocket, type RawSocket } from './screened-socket.js'
-import { readSubscribePayload, refusalOf, type DocumentRules } from './subscribe-checks.js'
+import { readSubscribePayload, refusalOf, type Check } from './subscribe-checks.js'
 
 /** What every session of one app shares (socket-sessions.ts). */
 export interface SessionDeps {
   access: Access
-  rules: DocumentRules
+  /** The pipeline's checks, on the subscription door. */
+  check: Check
   initTimeoutMs: number
   maxPerCaller: number
   /** Live subscriptions per account (a key's count against its owner's), on this instance. */
@@ -51,7 +52,7 @@ const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.som
  *   with credentials that authenticate (else connection_error and 4403);
  * - every subscribe authenticates its connection's credentials anew (4403
  *   when they no longer do), is charged to the caller's budget, counts
- *   against `maxPerCaller`, and passes the HTTP path's document checks, all
+ *   against `maxPerCaller`, and passes the pipeline's checks (pipeline.ts), all
  *   before Mercurius parses it; Mercurius gets the checked fields only;
  * - every error the client gets is shaped as over HTTP (no exception text);
  * - `recheck()` (credential-watch.ts) closes the connection, 4403, once its
@@ -215,7 +216,7 @@ export class SocketSession {
     }
     const request = readSubscribePayload(message.payload)
     if (request instanceof GraphQLError) return [this.#format(request)]
-    const refusal = refusalOf(request, caller, this.#deps.rules)
+    const refusal = refusalOf(request, caller, this.#deps.check)
     if (refusal.length > 0) return refusal.map((error) => this.#format(error))
     // Closed while waiting on the budget: #ended has released its places already.
     if (this.#closed) return []

@@ -6,7 +6,7 @@ import { watchCredentials } from './credential-watch.js'
 import type { RawSocket } from './screened-socket.js'
 import { signalsOf } from './socket-protocol.js'
 import { SocketSession } from './socket-session.js'
-import type { DocumentRules } from './subscribe-checks.js'
+import type { Check } from './subscribe-checks.js'
 
 /** How WebSocket connections to /graphql are held to account (buildApp's `subscriptions`). */
 export interface SubscriptionSettings {
@@ -29,7 +29,7 @@ export const SUBSCRIPTION_DEFAULTS: SubscriptionSettings = {
 export interface SocketSessionsOptions {
   access: Access
   revocations: KeyRevocations
-  rules: DocumentRules
+  check: Check
   settings: SubscriptionSettings
   format(error: unknown, requestId: string, log: FastifyBaseLogger): GraphQLFormattedError
 }
@@ -47,7 +47,7 @@ export const installSocketSessions = (scope: FastifyInstance, options: SocketSes
   const byRequest = new WeakMap<FastifyRequest, SocketSession>()
   const deps = {
     access: options.access,
-    rules: options.rules,
+    check: options.check,
     initTimeoutMs: options.settings.initTimeoutMs,
     maxPerCaller: options.settings.maxPerCaller,
     live: new Map<string, number>(),

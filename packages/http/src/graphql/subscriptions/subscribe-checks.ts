@@ -1,40 +1,21 @@
 import type { Caller } from '@people-service/domain'
-import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
-import { coercedVariables, deniedFields, fragmentsOf, rootTypesOf, selectedFields } from '../authorization.js'
-import { costOf, costTooHighError } from '../cost.js'
-import { checkArguments } from '../argument-limits.js'
-import { checkDocumentSource, GRAPHQL_LIMITS } from '../limits.js'
+import { GraphQLError } from 'graphql'
+import { GraphQLRequestError } from '../error-format.js'
+import type { CheckedOperation, OperationRequest } from '../pipeline.js'
 
 /*
- * The checks a `subscribe` message passes before Mercurius sees it, the
- * same as a GraphQL request over HTTP gets (plugin.ts: checkRequest,
- * checkSource, the validation rules, checkBeforeExecution), with the same
- * functions: size, JSON and tokens before parsing, an operation that exists,
- * validation (depth, aliases, directives), variables, the policy table,
- * argument limits,
- * worst-case cost.
+ * A `subscribe` message is read here, then checked by the pipeline's
+ * stages, as a GraphQL request over HTTP is (pipeline.ts), before Mercurius
+ * sees it: size, tokens and JSON before parsing, validation (depth,
+ * aliases, directives), an operation that exists and is a subscription,
+ * variables, argument limits, worst-case cost, the policy table.
  */
-
-/**
- * Mercurius does not validate a subscription it runs over WebSocket: the
- * standard rules and ours (limits.ts), the first error thrown.
- */
-const validateSubscription = (schema: GraphQLSchema, document: DocumentNode, rules: readonly ValidationRule[]): void => {
-  const [first] = validate(schema, document, [...specifiedRules, ...rules])
-  if (first !== undefined) throw first
-}
 
 /** What a subscribe message asks to run, once its shape is checked. */
 export interface SubscribeRequest {
   query: string
   variables: Record<string, unknown> | undefined
   operationName: string | undefined
-}
-
-export interface DocumentRules {
-  schema: GraphQLSchema
-  validationRules: readonly ValidationRule[]
-  maxCost: number
 }
 
 const refused = (message: string, code: string): GraphQLError => new GraphQLError(message, { extensions: { code } })
@@ -56,48 +37,19 @@ export const readSubscribePayload = (payload: unknown): SubscribeRequest | Graph
   }
 }
 
-const parsed = (query: string): DocumentNode | GraphQLError => {
-  try {
-    checkDocumentSource(query)
-  } catch (error) {
-    if (error instanceof GraphQLError) return error
-    throw error
-  }
-  try {
-    return parse(query, { maxTokens: GRAPHQL_LIMITS.maxTokens })
-  } catch (error) {
-    if (error instanceof GraphQLError) return new GraphQLError(error.message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })
-    throw error
-  }
-}
+/** The pipeline's checks (pipeline.ts): parse → limits → authorize. */
+export type Check = (request: OperationRequest) => CheckedOperation
 
 /**
  * Why the subscription must not start, as GraphQL errors for the client
- * (empty: it may). Stops at the first check that fails, cheapest first.
+ * (empty: it may): the checks of every door, on the subscription door.
  */
-export const refusalOf = (request: SubscribeRequest, caller: Caller, { schema, validationRules, maxCost }: DocumentRules): GraphQLError[] => {
-  const document = parsed(request.query)
-  if (document instanceof GraphQLError) return [document]
-  const operation = getOperationAST(document, request.operationName)
-  if (!operation) {
-    return [refused(request.operationName === undefined
-      ? 'the document has several operations, or none: say which to run with operationName'
-      : `the document has no operation named ${JSON.stringify(request.operationName)}`, 'GRAPHQL_VALIDATION_FAILED')]
-  }
-  if (operation.operation !== 'subscription') {
-    return [refused(`a ${operation.operation} is served over HTTP at /graphql; this socket serves subscriptions`, 'BAD_REQUEST')]
-  }
+export const refusalOf = (request: SubscribeRequest, caller: Caller, check: Check): readonly GraphQLError[] => {
   try {
-    validateSubscription(schema, document, validationRules)
-    const variables = coercedVariables(schema, operation, request.variables)
-    const denied = deniedFields(caller, selectedFields(schema, operation, fragmentsOf(document.definitions), variables), rootTypesOf(schema))
-    if (denied.length > 0) return denied
-    checkArguments(schema, document, request.operationName, variables)
-    const cost = costOf({ schema, document, variables: request.variables, operationName: request.operationName })
-    if (cost > maxCost) return [costTooHighError(cost, maxCost)]
+    check({ source: request.query, operationName: request.operationName, variables: request.variables, door: 'socket', caller })
+    return []
   } catch (error) {
-    if (error instanceof GraphQLError) return [error]
+    if (error instanceof GraphQLRequestError) return error.errors
     throw error
   }
-  return []
 }

@@ -1,0 +1,109 @@
+import type { Caller } from '@people-service/domain'
+import type { FastifyBaseLogger } from 'fastify'
+import type { OperationTypeNode } from 'graphql'
+import type { GraphQLContext } from './context.js'
+import { DocumentCache, type DocumentSettings } from './documents.js'
+import { formatResult, requestError, type FormattedResult } from './error-format.js'
+import { planOf } from './plan.js'
+import type { PreparedOperation } from './prepared-operation.js'
+
+/*
+ * One GraphQL operation, from its text to its answer, in stages:
+ *
+ *   parse      the text, parsed and validated once per text (documents.ts)
+ *   limits     the operation named, its door, its variables coerced once,
+ *              its arguments' limits and worst-case cost (prepared-operation.ts)
+ *   authorize  every field it runs against the policy table, for the caller
+ *   plan       how it will run (plan.ts)
+ *   execute    the plan, in the request's context
+ *   format     status and body (error-format.ts)
+ *
+ * What depends on the document alone is worked out once per document and
+ * operation name, and what depends on the caller once per set of scopes; a
+ * request pays for its variables. The first three stages are every door's:
+ * HTTP runs the whole pipeline (http-route.ts), a WebSocket subscribe is
+ * checked by them before Mercurius runs it (subscriptions/socket-session.ts).
+ */
+
+/**
+ * Where an operation came in: GET (HEAD too) runs queries only, POST
+ * queries and mutations, a WebSocket subscribe subscriptions only.
+ */
+export type Door = 'GET' | 'POST' | 'socket'
+
+/** What one request asks, once its door has read it. */
+export interface OperationRequest {
+  source: string
+  operationName: string | undefined
+  /** As sent: coerced by the limits stage. */
+  variables: Record<string, unknown> | undefined
+  door: Door
+  caller: Caller
+}
+
+/** An operation that passed every check, with its coerced variables and worst-case cost. */
+export interface CheckedOperation {
+  operation: PreparedOperation
+  variables: Record<string, unknown>
+  cost: number
+}
+
+const OVER_WEBSOCKET = 'served over WebSocket at /graphql (graphql-ws protocol), not over HTTP'
+
+/** Each door takes its own kinds of operation; anything else is refused before its variables are read. */
+const admit = (kind: OperationTypeNode, door: Door): void => {
+  if (door === 'socket') {
+    if (kind !== 'subscription') throw requestError(400, `a ${kind} is served over HTTP at /graphql; this socket serves subscriptions`, 'BAD_REQUEST')
+    return
+  }
+  if (kind === 'subscription') {
+    throw door === 'POST'
+      ? requestError(400, `subscriptions are ${OVER_WEBSOCKET}`, 'SUBSCRIPTION_OVER_HTTP')
+      : requestError(405, `subscriptions are ${OVER_WEBSOCKET}`, 'METHOD_NOT_ALLOWED', { allow: 'GET, HEAD, POST' })
+  }
+  if (kind === 'mutation' && door === 'GET') {
+    throw requestError(405, 'a mutation changes data and is only accepted over POST', 'METHOD_NOT_ALLOWED', { allow: 'POST' })
+  }
+}
+
+export interface PipelineOptions extends DocumentSettings {
+  /** Introspection off and "Did you mean" suggestions hidden (limits.ts, error-format.ts). */
+  production: boolean
+}
+
+export interface Pipeline {
+  /**
+   * parse → limits → authorize: everything before anything runs. Throws the
+   * refusal (GraphQLRequestError: its status, its errors); nothing has run.
+   */
+  check(request: OperationRequest): CheckedOperation
+  /** The whole pipeline: a refusal is thrown, as by `check`; a result is formatted. */
+  run(request: OperationRequest, context: GraphQLContext, log: FastifyBaseLogger): Promise<FormattedResult>
+}
+
+export const createPipeline = ({ production, ...settings }: PipelineOptions): Pipeline => {
+  const documents = new DocumentCache(settings)
+
+  const check = (request: OperationRequest): CheckedOperation => {
+    // parse
+    const document = documents.parse(request.source)
+    // limits
+    const operation = document.operation(request.operationName)
+    admit(operation.kind, request.door)
+    const variables = operation.coerce(request.variables)
+    const cost = operation.limits(variables)
+    // authorize
+    operation.authorize(request.caller, variables)
+    return { operation, variables, cost }
+  }
+
+  return {
+    check,
+    async run (request, context, log) {
+      const checked = check(request)
+      const plan = planOf(checked.operation)
+      const result = await plan.run(context, checked.variables)
+      return formatResult(result, { production, requestId: context.requestId, log })
+    }
+  }
+}

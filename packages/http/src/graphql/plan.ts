@@ -1,0 +1,62 @@
+import { execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit'
+import type { GraphQLContext } from './context.js'
+import type { PreparedOperation } from './prepared-operation.js'
+
+/** How a checked operation runs: with its coerced variables, in a request's context. */
+export interface Plan {
+  run(context: GraphQLContext, variables: Record<string, unknown>): Promise<ExecutionResult>
+}
+
+// The resolvers are all on the schema's fields; the root value carries nothing.
+const ROOT = Object.freeze({})
+
+/**
+ * Running with the resolvers: interpreted by graphql-js at first, compiled
+ * by graphql-jit once the operation has run `jitAfter` times (a compiled
+ * function per document and operation, made once: it pays off on the
+ * operations clients send again and again). An operation graphql-jit cannot
+ * compile stays interpreted.
+ */
+export class ResolverPlan implements Plan {
+  readonly #schema: GraphQLSchema
+  readonly #document: DocumentNode
+  readonly #operationName: string | undefined
+  /** Interpreted until then; never compiled: never. */
+  readonly #compileAfter: number
+  #runs = 0
+  #compiled: CompiledQuery | undefined
+
+  constructor (schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined, jitAfter: number | false) {
+    this.#schema = schema
+    this.#document = document
+    this.#operationName = operationName
+    this.#compileAfter = jitAfter === false ? Number.POSITIVE_INFINITY : jitAfter
+  }
+
+  async run (context: GraphQLContext, variables: Record<string, unknown>): Promise<ExecutionResult> {
+    if (this.#compiled === undefined && this.#runs++ === this.#compileAfter) {
+      const compiled = compileQuery(this.#schema, this.#document, this.#operationName)
+      if (isCompiledQuery(compiled)) this.#compiled = compiled
+    }
+    if (this.#compiled === undefined) {
+      return execute({
+        schema: this.#schema,
+        document: this.#document,
+        rootValue: ROOT,
+        contextValue: context,
+        variableValues: variables,
+        operationName: this.#operationName
+      })
+    }
+    return this.#compiled.query(ROOT, context, variables)
+  }
+}
+
+/**
+ * The plan stage: how an operation that passed every check will run. Every
+ * operation runs with the resolvers today; an operation whose selection the
+ * database can answer in one statement per level would get its own plan
+ * here, and anything else would keep this one.
+ */
+export const planOf = (operation: PreparedOperation): Plan => operation.resolvers
