@@ -1,5 +1,5 @@
 import { isDomainError } from '@people-service/domain'
-import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
 import { STATUS_OF } from '../errors/status-of.js'
 import { clientErrorOf, WWW_AUTHENTICATE } from '../plugins/errors.js'
@@ -113,18 +113,16 @@ export const formatResult = (execution: ExecutionResult, options: FormatOptions)
   return { status: 200, body: { data: execution.data, errors: execution.errors.map((e) => formatFieldError(e, options)) } }
 }
 
-/** Where Mercurius runs a subscription: its connection's context. */
-interface SubscriptionErrorContext { requestId?: string, request?: FastifyRequest, app?: FastifyInstance }
+/** What Mercurius hands the errorFormatter of a subscription: its connection's context. */
+interface SubscriptionErrorContext { requestId: string, request: FastifyRequest }
 
 /**
  * Mercurius' errorFormatter, for the events of a subscription whose
  * selection failed: shaped as over HTTP.
  */
 export const errorFormatter = (production: boolean) =>
-  (execution: ExecutionResult, context: SubscriptionErrorContext) => {
-    const log = context.request?.log ?? context.app?.log
-    if (log === undefined) throw new Error('a subscription context without a logger')
-    const { status, body } = formatResult(execution, { production, requestId: context.requestId ?? context.request?.id ?? 'unknown', log })
+  (execution: ExecutionResult, { requestId, request }: SubscriptionErrorContext) => {
+    const { status, body } = formatResult(execution, { production, requestId, log: request.log })
     return { statusCode: status, response: body }
   }
 

@@ -44,9 +44,10 @@ const page = (description: string, example: string) => ({
 })
 
 /**
- * The routes other plugins register (Mercurius, @fastify/swagger-ui,
- * fastify-metrics), which cannot carry their documentation themselves: what
- * the document shows for them, by method and URL (as ROUTE_OPERATIONS gives
+ * The routes that cannot carry their documentation themselves: those other
+ * plugins register (@fastify/swagger-ui, fastify-metrics), and /graphql,
+ * whose requests the GraphQL routes read rather than a schema: what the
+ * document shows for them, by method and URL (as ROUTE_OPERATIONS gives
  * their policy rows).
  */
 export const FOREIGN_ROUTES: Readonly<Record<string, DocumentedSchema>> = {

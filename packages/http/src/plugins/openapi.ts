@@ -154,7 +154,7 @@ const requireDocumentation = (app: FastifyInstance): void => {
  */
 export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
   requireDocumentation(app)
-  // Referred to by the /graphql documentation only (Mercurius checks the requests itself).
+  // Referred to by the /graphql documentation only (the GraphQL routes read the requests themselves).
   app.addSchema(GraphQLResponseSchema)
   await app.register(swagger, {
     openapi: {

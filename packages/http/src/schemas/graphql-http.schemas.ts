@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 
-/** GraphQL over HTTP as the OpenAPI document shows /graphql; Mercurius validates the requests itself. */
+/** GraphQL over HTTP as the OpenAPI document shows /graphql; the GraphQL routes read the requests themselves (graphql/http-route.ts). */
 
 const GraphQLErrorSchema = Type.Object({
   message: Type.String(),
