@@ -7,7 +7,9 @@ import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, typ
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle, type Repositories } from '@people-service/infra'
 import { postgresDatabase, type PostgresTestDatabase, type Teardown } from '@people-service/infra/testing'
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { FastifyInstance, FastifyRequest, InjectOptions, LightMyRequestResponse } from 'fastify'
+// The route schema's `hide` (kept out of the OpenAPI document) is @fastify/swagger's.
+import type {} from '@fastify/swagger'
 
 export const TEST_JWT_SECRET = 'a-test-secret-that-is-long-enough-for-hs256!'
 export const PASSWORD = 'correct horse battery staple'
@@ -203,3 +205,30 @@ export const gqlData = async <T = Record<string, unknown>>(app: Injector, query:
   if (status !== 200 || body.errors !== undefined) throw new Error(`GraphQL failed (${status}): ${JSON.stringify(body.errors)}`)
   return body.data as T
 }
+
+/**
+ * Stands in for an adapter that charges by the work it is asked for (GraphQL
+ * by cost): GET /weighted/<units> charges that many at once to whoever the
+ * credentials name, with the headers; /weighted-socket/<units> as the
+ * WebSocket adapter does, through `access.charge` (usage counted, no reply).
+ */
+export const weightedRoutes = (app: FastifyInstance): void => {
+  const callerOfHeaders = (request: FastifyRequest) => app.access.authenticate({
+    authorization: request.headers.authorization,
+    ...(typeof request.headers['x-api-key'] === 'string' ? { apiKey: request.headers['x-api-key'] } : {})
+  })
+  const config = { operation: 'health.live' as const }
+  const schema = { hide: true }
+  app.get<{ Params: { units: string } }>('/weighted/:units', { config, schema }, async (request, reply) => {
+    await app.access.limits.charge(request, reply, await callerOfHeaders(request), Number(request.params.units))
+    return { charged: Number(request.params.units) }
+  })
+  app.get<{ Params: { units: string } }>('/weighted-socket/:units', { config, schema }, async (request) => {
+    await app.access.charge(request, await callerOfHeaders(request), Number(request.params.units))
+    return { charged: Number(request.params.units) }
+  })
+}
+
+/** A response's status and budget, as `200 10/6` (limit/remaining). */
+export const budgetOf = (response: { statusCode: number, headers: Record<string, unknown> }) =>
+  `${response.statusCode} ${String(response.headers['ratelimit-limit'])}/${String(response.headers['ratelimit-remaining'])}`

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { PasswordHasher } from '@people-service/domain'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
-import { apiKeyOf, build, loginAs, PASSWORD } from './helper.js'
+import { apiKeyOf, budgetOf, build, loginAs, PASSWORD, weightedRoutes } from './helper.js'
 
 t.test('two callers: one exhausts its budget, the other is unaffected', async (t) => {
   const { app } = await build(t, { access: { limits: { max: 3, windowMs: 60_000 } } })
@@ -171,4 +171,82 @@ t.test('behind a trusted proxy the login limit counts by the client, never by an
   const direct = (await build(t, { access: { limits } })).app
   t.equal((await fromProxy(direct, '203.0.113.7')).statusCode, 401)
   t.equal((await fromProxy(direct, '198.51.100.9')).statusCode, 429, 'without a trusted proxy, X-Forwarded-For buys no fresh budget')
+})
+
+t.test('a charge of several units is paid whole, or refused with 429 before the budget goes below zero, charging nothing', async (t) => {
+  const { app } = await build(t, { access: { limits: { max: 10, windowMs: 60_000 } }, extend: weightedRoutes })
+  const viewer = await loginAs(app, 'viewer')
+  const charge = (units: number) => app.inject({ method: 'GET', url: `/weighted/${units}`, headers: viewer })
+  t.equal(budgetOf(await charge(4)), '200 10/6')
+  t.equal(budgetOf(await charge(4)), '200 10/2')
+  const refused = await charge(3)
+  t.equal(budgetOf(refused), '429 10/2', 'refused: the two left are shown, not a negative count')
+  t.match(refused.json(), { statusCode: 429, code: 'RATE_LIMITED', message: /10 requests per 60 s; this costs 3 and 2 are left; retry in \d+ s/ })
+  const retryAfter = Number(refused.headers['retry-after'])
+  t.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After ${retryAfter}`)
+  t.equal(refused.headers['ratelimit-reset'], refused.headers['retry-after'])
+  t.equal(budgetOf(await charge(2)), '200 10/0', 'the refused charge took nothing: two were still there')
+  t.equal(budgetOf(await charge(1)), '429 10/0')
+  t.equal((await app.inject({ method: 'GET', url: '/people', headers: viewer })).statusCode, 429, 'a plain request finds the budget spent too')
+})
+
+t.test('a charge larger than the whole budget is refused as such and charges nothing', async (t) => {
+  const { app } = await build(t, { access: { limits: { max: 10 } }, extend: weightedRoutes })
+  const viewer = await loginAs(app, 'viewer')
+  const refused = await app.inject({ method: 'GET', url: '/weighted/11', headers: viewer })
+  t.equal(budgetOf(refused), '429 10/10')
+  t.match(refused.json().message, /this costs 11, more than the whole budget/)
+  t.equal(budgetOf(await app.inject({ method: 'GET', url: '/weighted/10', headers: viewer })), '200 10/0')
+})
+
+t.test('through a key, units are charged to the key and its account together, or to neither', async (t) => {
+  const { app, admin } = await build(t, { access: { limits: { max: 20 } }, extend: weightedRoutes })
+  const editor = await loginAs(app, 'editor')
+  const key = { 'x-api-key': (await apiKeyOf(app, editor, { rateLimit: 6 }))['x-api-key'] }
+  const throughKey = (units: number) => app.inject({ method: 'GET', url: `/weighted/${units}`, headers: key })
+  const asAccount = (units: number) => app.inject({ method: 'GET', url: `/weighted/${units}`, headers: editor })
+  // The account spent one on making the key.
+  t.equal(budgetOf(await throughKey(4)), '200 6/2', 'the key\'s budget is the tighter one')
+  const keyRefused = await throughKey(3)
+  t.equal(budgetOf(keyRefused), '429 6/2')
+  t.match(keyRefused.json().message, /rate limit exceeded for this API key/)
+  t.equal(budgetOf(await asAccount(1)), '200 20/14', 'the account paid for the key\'s four, not for the refused three')
+  t.equal(budgetOf(await asAccount(13)), '200 20/1')
+  const accountRefused = await throughKey(2)
+  t.equal(budgetOf(accountRefused), '429 20/1', 'the key could pay, its account could not')
+  t.match(accountRefused.json().message, /the account of this API key/)
+  t.equal(budgetOf(await throughKey(1)), '200 20/0', 'the key still had its two: the refused charge took none of them')
+  t.equal(budgetOf(await throughKey(1)), '429 20/0')
+  t.equal((await app.inject({ method: 'GET', url: '/people', headers: admin })).statusCode, 200, 'other accounts are unaffected')
+})
+
+t.test('parallel charges never spend more than the budget', async (t) => {
+  const { app } = await build(t, { access: { limits: { max: 20 } }, extend: weightedRoutes })
+  const viewer = await loginAs(app, 'viewer')
+  const responses = await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'GET', url: '/weighted/3', headers: viewer })))
+  t.same(responses.map((response) => response.statusCode).sort(), [...Array<number>(6).fill(200), ...Array<number>(4).fill(429)])
+  t.same(responses.filter((response) => response.statusCode === 200).map((response) => response.headers['ratelimit-remaining']).sort(), ['11', '14', '17', '2', '5', '8'])
+  t.equal(budgetOf(await app.inject({ method: 'GET', url: '/weighted/2', headers: viewer })), '200 20/0')
+})
+
+t.test('the budget comes back whole when its window ends', async (t) => {
+  const { app } = await build(t, { access: { limits: { max: 5, windowMs: 400 } }, extend: weightedRoutes })
+  const viewer = await loginAs(app, 'viewer')
+  t.equal(budgetOf(await app.inject({ method: 'GET', url: '/weighted/5', headers: viewer })), '200 5/0')
+  t.equal((await app.inject({ method: 'GET', url: '/weighted/1', headers: viewer })).statusCode, 429)
+  await new Promise((resolve) => setTimeout(resolve, 450))
+  t.equal(budgetOf(await app.inject({ method: 'GET', url: '/weighted/3', headers: viewer })), '200 5/2', 'a new window, from this charge on')
+})
+
+t.test('access.charge (the WebSocket adapter\'s) counts the key\'s usage once and charges its units', async (t) => {
+  const { app, admin } = await build(t, { access: { limits: { max: 10 } }, extend: weightedRoutes })
+  const key = await apiKeyOf(app, admin, { rateLimit: 8 })
+  const charge = (units: number) => app.inject({ method: 'GET', url: `/weighted-socket/${units}`, headers: { 'x-api-key': key['x-api-key'] } })
+  t.equal((await charge(5)).statusCode, 200)
+  const refused = await charge(4)
+  t.equal(refused.statusCode, 429)
+  t.equal(refused.headers['ratelimit-limit'], undefined, 'no reply to put headers on')
+  t.equal(budgetOf(await app.inject({ method: 'GET', url: '/weighted/3', headers: { 'x-api-key': key['x-api-key'] } })), '200 8/0', 'the key paid five, then three')
+  const usage = await app.inject({ method: 'GET', url: `/api-keys/${key.id}/usage`, headers: admin })
+  t.equal(usage.json().total, 2, 'two requests through the key, whatever they cost (the refused one included)')
 })

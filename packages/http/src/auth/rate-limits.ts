@@ -1,6 +1,7 @@
-import fastifyRateLimit from '@fastify/rate-limit'
 import { type Caller, isDomainError } from '@people-service/domain'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { type BudgetCounters, type BudgetWindow, memoryBudgetCounters, type Tally } from './budget-counters.js'
+import { redisBudgetCounters, type RedisScripting } from './redis-budget-counters.js'
 
 export interface RateLimitSettings {
   /** Requests per window per caller; 0 switches per-caller limits off. */
@@ -10,7 +11,7 @@ export interface RateLimitSettings {
   loginMax: number
   loginWindowMs: number
   /** An ioredis client: counters shared by every instance. Absent: in-process counters. */
-  redis?: object
+  redis?: RedisScripting
   /** Prefix of every counter key in Redis, one per deployment. */
   redisPrefix?: string
 }
@@ -24,12 +25,13 @@ const LOGIN_ADDRESS_FACTOR = 5
 
 export interface RateLimits {
   /**
-   * Counts a request against the caller's budget and, for a key, its
-   * account's; throws 429 past either. The `RateLimit-*` headers (of the
-   * budget closer to running out) go on `reply` when there is one (a
-   * subscription over WebSocket has none).
+   * Charges `units` requests to the caller's budget and, for a key, to its
+   * account's as well, atomically; throws 429 RATE_LIMITED (with
+   * `Retry-After`) when either has fewer than `units` left, and then charges
+   * nothing. The `RateLimit-*` headers (of the budget closer to running out)
+   * go on `reply` when there is one (a subscription over WebSocket has none).
    */
-  charge(request: FastifyRequest, reply: FastifyReply | undefined, caller: Caller): Promise<void>
+  charge(request: FastifyRequest, reply: FastifyReply | undefined, caller: Caller, units?: number): Promise<void>
   /**
    * Runs a password check (`attempt`) under the login limits: 429 before it
    * runs when the client address, or the address with this username, has
@@ -39,8 +41,6 @@ export interface RateLimits {
    */
   guardLogin<T>(request: FastifyRequest, reply: FastifyReply, username: string, attempt: () => Promise<T>): Promise<T>
 }
-
-type Limiter = ReturnType<FastifyInstance['createRateLimit']>
 
 export class RateLimitedError extends Error {
   readonly statusCode = 429
@@ -56,14 +56,39 @@ export class RateLimitedError extends Error {
 
 const WARN_EVERY_MS = 10_000
 
-// The limiter's call options, made once rather than per request.
-const COUNT = { increment: true } as const
-const READ = { increment: false } as const
+/** Whole seconds until a window ends, never 0: a client told to retry in 0 s would spin. */
+const secondsLeft = (window: BudgetWindow, now: number): number => Math.max(1, Math.ceil((window.resetAt - now) / 1000))
+
+const show = (reply: FastifyReply | undefined, max: number, window: BudgetWindow, now: number): void => {
+  reply?.header('ratelimit-limit', max)
+  reply?.header('ratelimit-remaining', Math.max(0, max - window.used))
+  reply?.header('ratelimit-reset', secondsLeft(window, now))
+}
+
+const refuse = (reply: FastifyReply | undefined, max: number, window: BudgetWindow, windowMs: number, units: number, what: string, now: number): never => {
+  const retryAfter = secondsLeft(window, now)
+  reply?.header('retry-after', retryAfter)
+  const budget = `${max} requests per ${Math.round(windowMs / 1000)} s`
+  const cost = units <= 1 ? '' : units > max ? `; this costs ${units}, more than the whole budget` : `; this costs ${units} and ${Math.max(0, max - window.used)} are left`
+  throw new RateLimitedError(`${what}: ${budget}${cost}; retry in ${retryAfter} s`, retryAfter)
+}
+
+const countersOf = (settings: RateLimitSettings, name: string, windowMs: number): BudgetCounters =>
+  settings.redis === undefined
+    ? memoryBudgetCounters(windowMs)
+    : redisBudgetCounters(settings.redis, `${settings.redisPrefix ?? 'people-service:'}rate-limit:${name}:`, windowMs)
 
 /**
- * Per-caller budgets through @fastify/rate-limit's limiter, applied by the
- * access hook once the caller is known (the plugin's own hook would run
- * before authentication and could only key by address).
+ * Per-caller budgets, applied by the access hook once the caller is known,
+ * and the login limits: fixed windows of units in budget counters (in
+ * process, or in Redis shared by every instance). A request costs one unit;
+ * a GraphQL operation as many as its cost asks. @fastify/rate-limit, which
+ * this replaced, counts one per call only, needs a request object per
+ * budget to key it, and took one Redis round trip per budget.
+ *
+ * A refused charge consumes nothing: what did not run took no capacity, a
+ * caller refused an expensive operation can still afford a cheaper one, and
+ * no budget goes below zero (nor do the `RateLimit-Remaining` it shows).
  *
  * When the store (Redis) cannot be reached, requests are let through
  * without a budget and a warning is logged at most every 10 s: limits
@@ -71,11 +96,11 @@ const READ = { increment: false } as const
  * apply in full, so an outage of the counter store should not become an
  * outage of the API.
  */
-export const installRateLimits = async (app: FastifyInstance, settings: RateLimitSettings): Promise<RateLimits> => {
-  await app.register(fastifyRateLimit, {
-    global: false,
-    ...(settings.redis === undefined ? {} : { redis: settings.redis, nameSpace: `${settings.redisPrefix ?? 'people-service:'}rate-limit:` })
-  })
+export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
+  const { max, windowMs, loginMax, loginWindowMs } = settings
+  const callers = countersOf(settings, 'caller', windowMs)
+  const logins = countersOf(settings, 'login', loginWindowMs)
+  const addressMax = loginMax * LOGIN_ADDRESS_FACTOR
 
   let lastWarning = 0
   const storeFailed = (request: FastifyRequest, error: unknown): void => {
@@ -85,69 +110,15 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
     request.log.warn({ err: error }, 'rate-limit store unavailable: requests are not being limited')
   }
 
-  type Outcome = Exclude<Awaited<ReturnType<Limiter>>, { isAllowed: true }>
-
-  /** Counts one request against a budget (or, given READ, only reads it); undefined when the store failed. */
-  const consume = async (limiter: Limiter, request: FastifyRequest, how: { increment: boolean } = COUNT): Promise<Outcome | undefined> => {
+  /** The store's tally, or undefined when it could not be reached. */
+  const tallyOf = async (request: FastifyRequest, pending: Tally | Promise<Tally>): Promise<Tally | undefined> => {
     try {
-      const result = await limiter(request, how)
-      return result.isAllowed ? undefined : result
+      return await pending
     } catch (error) {
       storeFailed(request, error)
       return undefined
     }
   }
-
-  const show = (reply: FastifyReply | undefined, outcome: Outcome): void => {
-    reply?.header('ratelimit-limit', outcome.max)
-    reply?.header('ratelimit-remaining', outcome.remaining)
-    reply?.header('ratelimit-reset', outcome.ttlInSeconds)
-  }
-
-  const refuse = (reply: FastifyReply | undefined, outcome: Outcome, what: string): never => {
-    reply?.header('retry-after', outcome.ttlInSeconds)
-    throw new RateLimitedError(`${what}: ${outcome.max} requests per ${Math.round(outcome.timeWindow / 1000)} s; retry in ${outcome.ttlInSeconds} s`, outcome.ttlInSeconds)
-  }
-
-  // The limiter sees the caller through the request it is given. An HTTP
-  // request carries its caller; a WebSocket's upgrade request carries none,
-  // and one connection may serve several, so the limiter is then given a
-  // view of the request that names the caller being charged. Only then: an
-  // object used as a prototype, on every request, slows every property
-  // access of every request in V8.
-  const charged = new WeakMap<FastifyRequest, Caller>()
-  const withCaller = (request: FastifyRequest, caller: Caller): FastifyRequest => {
-    if (request.caller === caller) return request
-    const view = Object.create(request) as FastifyRequest
-    charged.set(view, caller)
-    return view
-  }
-  const callerOf = (request: FastifyRequest): Caller | undefined => charged.get(request) ?? request.caller
-  // A key has a budget of its own (its rateLimit, else the default); every
-  // request through it also counts against its account's, so an account's
-  // throughput does not grow with the number of keys it makes.
-  const keys = app.createRateLimit({
-    keyGenerator: (request) => `caller:${callerOf(request)?.id ?? ''}`,
-    max: (request) => callerOf(request)?.rateLimit ?? settings.max,
-    timeWindow: settings.windowMs
-  })
-  const accounts = app.createRateLimit({
-    keyGenerator: (request) => `caller:${callerOf(request)?.accountId ?? ''}`,
-    max: settings.max,
-    timeWindow: settings.windowMs
-  })
-
-  const usernames = new WeakMap<FastifyRequest, string>()
-  const loginPairs = app.createRateLimit({
-    keyGenerator: (request) => `login:${request.ip}:${usernames.get(request) ?? ''}`,
-    max: settings.loginMax,
-    timeWindow: settings.loginWindowMs
-  })
-  const loginAddresses = app.createRateLimit({
-    keyGenerator: (request) => `login-address:${request.ip}`,
-    max: settings.loginMax * LOGIN_ADDRESS_FACTOR,
-    timeWindow: settings.loginWindowMs
-  })
 
   // Login attempts running on this instance, per address and per address + username.
   const running = new Map<string, number>()
@@ -163,53 +134,60 @@ export const installRateLimits = async (app: FastifyInstance, settings: RateLimi
   }
 
   return {
-    async charge (request, reply, caller) {
-      if (settings.max === 0) return
-      const view = withCaller(request, caller)
-      if (caller.kind === 'account') {
-        const outcome = await consume(accounts, view)
-        if (outcome === undefined) return
-        show(reply, outcome)
-        if (outcome.isExceeded) refuse(reply, outcome, 'rate limit exceeded for this account')
-        return
+    async charge (request, reply, caller, units = 1) {
+      if (max === 0) return
+      // A key has a budget of its own (its rateLimit, else the default); every
+      // request through it also counts against its account's, so an account's
+      // throughput does not grow with the number of keys it makes.
+      const keyMax = caller.rateLimit ?? max
+      const isKey = caller.kind === 'apiKey'
+      const pending = isKey ? callers.charge(caller.id, keyMax, caller.accountId, max, units) : callers.charge(caller.id, max, undefined, 0, units)
+      // In process the tally is ready and reused by the next charge: read it
+      // before any await. From Redis it is a promise of a fresh one.
+      const tally = pending instanceof Promise ? await tallyOf(request, pending) : pending
+      if (tally === undefined) return
+      const now = Date.now()
+      const { refusedBy, first, second } = tally
+      const firstMax = isKey ? keyMax : max
+      if (refusedBy === 1) {
+        show(reply, firstMax, first, now)
+        refuse(reply, firstMax, first, windowMs, units, isKey ? 'rate limit exceeded for this API key' : 'rate limit exceeded for this account', now)
       }
-      // The key first: a key past its own budget does not use up its account's.
-      const key = await consume(keys, view)
-      if (key?.isExceeded === true) {
-        show(reply, key)
-        refuse(reply, key, 'rate limit exceeded for this API key')
+      if (second === undefined) return show(reply, firstMax, first, now)
+      if (refusedBy === 2) {
+        show(reply, max, second, now)
+        refuse(reply, max, second, windowMs, units, 'rate limit exceeded for the account of this API key', now)
       }
-      const account = await consume(accounts, view)
-      const tighter = key === undefined || (account !== undefined && account.remaining < key.remaining) ? account : key
-      if (tighter === undefined) return
-      show(reply, tighter)
-      if (account?.isExceeded === true) refuse(reply, account, 'rate limit exceeded for the account of this API key')
+      if (max - second.used < firstMax - first.used) show(reply, max, second, now)
+      else show(reply, firstMax, first, now)
     },
+
     async guardLogin (request, reply, username, attempt) {
-      if (settings.loginMax === 0) return attempt()
-      usernames.set(request, username)
+      if (loginMax === 0) return attempt()
+      const address = `address:${request.ip}`
+      const pair = `pair:${request.ip}:${username}`
       // Attempts still running have not been counted yet: without this, a
       // burst of parallel guesses would all read the same count and all be
       // let through. Each takes its place in line synchronously, before any
       // await, and is let through only while the budget covers those ahead.
-      const budgets = [
-        { limiter: loginAddresses, line: `address:${request.ip}`, what: 'too many failed logins from this address' },
-        { limiter: loginPairs, line: `pair:${request.ip}:${username}`, what: 'too many failed logins for this username' }
-      ]
-      const places = budgets.map(({ line }) => join(line))
+      const addressPlace = join(address)
+      const pairPlace = join(pair)
       try {
-        for (const [i, { limiter, what }] of budgets.entries()) {
-          const outcome = await consume(limiter, request, READ)
-          if (outcome !== undefined && outcome.remaining <= places[i]!) refuse(reply, outcome, what)
+        const read = logins.charge(address, addressMax, pair, loginMax, 0)
+        const counted = read instanceof Promise ? await tallyOf(request, read) : read
+        if (counted !== undefined) {
+          const now = Date.now()
+          const { first: fromAddress, second: forPair = fromAddress } = counted
+          if (addressMax - fromAddress.used <= addressPlace) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', now)
+          if (loginMax - forPair.used <= pairPlace) refuse(reply, loginMax, forPair, loginWindowMs, 1, 'too many failed logins for this username', now)
         }
         return await attempt()
       } catch (error) {
-        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') {
-          await Promise.all([consume(loginAddresses, request), consume(loginPairs, request)])
-        }
+        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await tallyOf(request, logins.charge(address, addressMax, pair, loginMax, 1))
         throw error
       } finally {
-        for (const { line } of budgets) leave(line)
+        leave(address)
+        leave(pair)
       }
     }
   }

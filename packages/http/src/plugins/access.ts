@@ -28,10 +28,11 @@ export interface Access {
   authorize: typeof authorize
   /**
    * Counts a request the hook did not see (a subscription started over
-   * WebSocket): the key's usage and the caller's budget. Throws 429
-   * RATE_LIMITED past the budget.
+   * WebSocket): the key's usage, and `units` requests against the caller's
+   * budget (RateLimits.charge). Throws 429 RATE_LIMITED when the budget has
+   * fewer than `units` left, and then charges nothing.
    */
-  charge(request: FastifyRequest, caller: Caller): Promise<void>
+  charge(request: FastifyRequest, caller: Caller, units?: number): Promise<void>
   tokens: AccessTokens
   limits: RateLimits
   useCases: AccessUseCases
@@ -97,7 +98,7 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
     }
   })
   const tokens = await installAccessTokens(app, options.tokens)
-  const limits = await installRateLimits(app, limitSettings)
+  const limits = installRateLimits(limitSettings)
   const authenticateCredentials = createAuthenticator({
     tokens,
     callers: { apiKey: useCases.authenticateApiKey, accessToken: useCases.authenticateToken }
@@ -163,9 +164,9 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   const access: Access = {
     authenticate: ({ authorization, apiKey }) => authenticateCredentials(readCredentials({ authorization, apiKey })),
     authorize,
-    async charge (request, caller) {
+    async charge (request, caller, units = 1) {
       if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)
-      await limits.charge(request, undefined, caller)
+      await limits.charge(request, undefined, caller, units)
     },
     tokens,
     limits,
