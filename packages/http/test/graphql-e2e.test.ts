@@ -78,7 +78,7 @@ t.test('GET, POST and a subscription on the real server', async (t) => {
 
   const get = await fetch(`${url}/graphql?${new URLSearchParams({ query: 'query ($id: ID!) { person(id: $id) { name } }', variables: JSON.stringify({ id: ada.id }) })}`, { headers: admin })
   t.equal(get.status, 200)
-  t.same(await get.json(), { data: { person: { name: 'Ada' } } })
+  t.same(await get.json(), { data: { person: { name: 'Ada' } }, extensions: { cost: { requested: 0, charged: 1 } } }, 'the answer, and what it cost')
 
   const send = (personId: string, text: string) => fetch(`${url}/message`, {
     method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ personId, text })

@@ -288,7 +288,8 @@ t.test('an unexpected failure is a generic error with the request id: no SQL, pa
       locations: [{ line: 1, column: 17 }],
       path: ['people', 0, 'messages'],
       extensions: { code: 'INTERNAL', requestId: 'req-42' }
-    }]
+    }],
+    extensions: { cost: { requested: 2100, charged: 21 } }
   })
   t.notMatch(response.body, /message\b.*table|SQLITE|select|\/work|at /i)
 })

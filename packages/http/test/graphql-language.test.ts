@@ -6,9 +6,11 @@ import { build, gqlData, type GraphQLBody, type Injector } from './helper.js'
  * a query over GET: one URL, the parameters percent-encoded.
  */
 
+/** The answer's data and errors; its cost report (`extensions`) is test/graphql-cost.test.ts's. */
 const get = async (api: Injector, params: Record<string, string>) => {
   const response = await api.inject({ method: 'GET', url: `/graphql?${new URLSearchParams(params).toString()}` })
-  return { status: response.statusCode, body: response.json<GraphQLBody>() }
+  const { extensions: _cost, ...body } = response.json<GraphQLBody & { extensions?: unknown }>()
+  return { status: response.statusCode, body }
 }
 
 const seed = async (t: Parameters<typeof build>[0]) => {

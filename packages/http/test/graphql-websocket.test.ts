@@ -162,6 +162,35 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
   t.ok(sizedMs < parseMs / 3, `a document over the size limit is refused before it is parsed (${sizedMs} ms of CPU; parsing it takes ${parseMs} ms)`)
 })
 
+t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMITED and it never listens', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 30 })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  const remaining = async () => (await fetch(`${url}/people?limit=1`, { headers: credentials })).headers.get('ratelimit-remaining')
+  const client = await connect(t, url)
+  await client.init(credentials)
+  // A message's person, 100 of their friends and 10 of each one's: 1 + 100 + 100·10 = 1,101, 12 requests.
+  const costly = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 10) { name } } } } }'
+  const ada = await createPerson(url, admin)
+
+  client.subscribe('1', costly, { p: ada })
+  await live(client, '1', () => sendMessage(url, admin, ada, 'hello'))
+  t.equal(await remaining(), '17', '30 - 12 for the subscribe - 1 for this request')
+  client.subscribe('2', costly, { p: ada })
+  await live(client, '2', () => sendMessage(url, admin, ada, 'hello'))
+  t.equal(await remaining(), '4')
+
+  client.subscribe('3', costly, { p: ada })
+  t.match(await client.errorsOf('3'), [{
+    message: /rate limit exceeded for this API key: 30 requests per 60 s; this costs 11 and 3 are left/,
+    extensions: { code: 'RATE_LIMITED', retryAfter: Number }
+  }])
+  t.equal(await remaining(), '2', 'the refused subscribe took one request (reading it), not its cost')
+  await sendMessage(url, admin, ada, 'after the refusal')
+  await client.next((m) => m.id === '1' && JSON.stringify(m.payload).includes('after the refusal'))
+  t.notOk(client.messages.some((m) => m.id === '3' && m.type === 'next'), 'the refused subscription never listened')
+})
+
 t.test('a revoked key\'s connection is closed 4403 within 5 s, and cannot subscribe again meanwhile', async (t) => {
   const { app, url, admin } = await realServer(t)
   const ada = await createPerson(url, admin)
@@ -374,7 +403,8 @@ t.test('the legacy graphql-ws subprotocol gets the same screening', async (t) =>
 })
 
 t.test('one event fanned out to costly subscriptions does not hold other requests', async (t) => {
-  const { url, admin, database } = await realServer(t)
+  // Each subscribe costs 50 requests of the budget: room for all of them.
+  const { url, admin, database } = await realServer(t, { access: { limits: { max: 100_000 } } })
   const { ids } = await seedDatabase(database, { people: 400, friends: 100, messages: 0 })
   const target = ids[0]!
   const client = await connect(t, url)

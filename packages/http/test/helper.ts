@@ -175,6 +175,11 @@ export interface GraphQLBody {
   errors?: Array<{ message: string, path?: Array<string | number>, extensions?: Record<string, unknown> }>
 }
 
+/** A response's `extensions`: the cost report of an operation that was charged, or refused by the budget. */
+export interface GraphQLExtensions {
+  cost?: { requested: number, charged: number }
+}
+
 /** The request a client sends for a query over GET: query, variables as JSON, operationName. */
 export const getGraphQL = (query: string, variables?: Record<string, unknown>, operationName?: string): InjectOptions => ({
   method: 'GET',
@@ -193,10 +198,15 @@ export const postGraphQL = (query: string, variables?: Record<string, unknown>, 
   payload: { query, ...(variables === undefined ? {} : { variables }), ...(operationName === undefined ? {} : { operationName }) }
 })
 
-/** Runs a GraphQL request and answers status and body. */
+/**
+ * Runs a GraphQL request and answers its status, its `data` and `errors`
+ * (`body`), and apart from them its `extensions` (the cost report, which
+ * test/graphql-cost.test.ts holds to account).
+ */
 export const graphql = async (app: Injector, request: InjectOptions) => {
   const response = await app.inject(request)
-  return { status: response.statusCode, body: response.json<GraphQLBody>(), response }
+  const { extensions, ...body } = response.json<GraphQLBody & { extensions?: GraphQLExtensions }>()
+  return { status: response.statusCode, body: body as GraphQLBody, extensions, response }
 }
 
 /** POSTs an operation and returns its data, failing on any error. */

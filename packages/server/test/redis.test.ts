@@ -95,6 +95,27 @@ t.test('with REDIS_URL, one account\'s keys share its budget across instances', 
   t.equal((await call(two.url, 'GET', '/people', admin)).status, 200, 'another account is unaffected')
 })
 
+t.test('with REDIS_URL, GraphQL operations charge their cost to one budget across instances', { skip: skipWithoutRedis }, async (t) => {
+  const { one, two } = await twoInstances(t, { RATE_LIMIT_MAX: '40' })
+  const admin = await login(one.url)
+  const graphql = async (base: string, query: string) => {
+    const response = await call(base, 'POST', '/graphql', admin, { query })
+    const { extensions } = response.json() as { extensions?: unknown }
+    return { status: response.status, remaining: response.headers.get('ratelimit-remaining'), extensions }
+  }
+  // 100 people and 10 friends each: 1,100, 11 requests.
+  const friends = '{ people(limit: 100) { friends(limit: 10) { name } } }'
+  // 100 + 100·30 = 3,100: 31 requests.
+  const costly = 'mutation { createPerson(input: { name: "Eve" }) { friends(limit: 100) { friends(limit: 30) { id } } } }'
+  t.same(await graphql(one.url, friends), { status: 200, remaining: '29', extensions: { cost: { requested: 1100, charged: 11 } } })
+  t.same(await graphql(two.url, costly), { status: 429, remaining: '28', extensions: { cost: { requested: 3100, charged: 1 } } },
+    'the other instance sees what the first charged: 28 left after reading it, 30 more cannot be paid')
+  t.same(await graphql(two.url, friends), { status: 200, remaining: '17', extensions: { cost: { requested: 1100, charged: 11 } } })
+  t.same(await graphql(one.url, friends), { status: 200, remaining: '6', extensions: { cost: { requested: 1100, charged: 11 } } })
+  t.equal((await graphql(two.url, friends)).status, 429, 'six left cannot pay eleven')
+  t.same((await call(one.url, 'GET', '/people', admin)).json(), [], 'the refused mutation never ran: no Eve')
+})
+
 t.test('with REDIS_URL, failed logins count across instances and successful ones do not count at all', { skip: skipWithoutRedis }, async (t) => {
   const { one, two } = await twoInstances(t, { LOGIN_RATE_LIMIT_MAX: '2' })
   const attempt = async (base: string, password: string) => (await call(base, 'POST', '/auth/login', {}, { username: 'admin', password })).status

@@ -120,6 +120,12 @@ export const operationCost = (schema: GraphQLSchema, document: DocumentNode, ope
   }
 }
 
+/** Cost units one request of the budget pays for (docs/API.md, "Query endpoint"). */
+export const COST_PER_REQUEST = 100
+
+/** What an operation of this cost counts against the caller's budget, in requests: max(1, ceil(cost / 100)). */
+export const requestsFor = (cost: number): number => Math.max(1, Math.ceil(cost / COST_PER_REQUEST))
+
 export const costTooHighError = (cost: number, max: number): GraphQLError =>
   new GraphQLError(`the query's worst-case cost is ${cost}, over the budget of ${max}; ask for smaller limits or fewer nested lists`, {
     extensions: { code: 'QUERY_TOO_COSTLY', cost, maxCost: max }

@@ -14,15 +14,24 @@ export class GraphQLRequestError extends Error {
   readonly statusCode: number
   readonly errors: readonly GraphQLError[]
   readonly headers: Readonly<Record<string, string>>
+  /** The response's `extensions`, when the refusal has something to say beside its errors (the cost of an operation the budget refused). */
+  readonly extensions: ResponseExtensions | undefined
 
-  constructor (statusCode: number, errors: readonly GraphQLError[], headers: Record<string, string> = {}) {
+  constructor (statusCode: number, errors: readonly GraphQLError[], headers: Record<string, string> = {}, extensions?: ResponseExtensions) {
     super(errors[0]?.message ?? 'the request was refused')
     this.name = 'GraphQLRequestError'
     this.statusCode = statusCode
     this.errors = errors
     this.headers = headers
+    this.extensions = extensions
   }
 }
+
+/** What an operation asked of the budget: its worst-case cost, and the requests counted for it. */
+export interface CostReport { requested: number, charged: number }
+
+/** A response's `extensions`. */
+export interface ResponseExtensions { cost: CostReport }
 
 export const requestError = (statusCode: number, message: string, code: string, headers: Record<string, string> = {}): GraphQLRequestError =>
   new GraphQLRequestError(statusCode, [new GraphQLError(message, { extensions: { code } })], headers)
@@ -97,15 +106,21 @@ const formatFieldError = (error: GraphQLError, options: FormatOptions): GraphQLF
 /** A result's status and body: 400 without `data` when execution never started, else 200 with `data` and any field errors beside it. */
 export interface FormattedResult {
   status: number
-  body: { data?: ExecutionResult['data'], errors?: GraphQLFormattedError[] }
+  body: { data?: ExecutionResult['data'], errors?: GraphQLFormattedError[], extensions?: ResponseExtensions }
 }
 
 /**
  * Shapes an execution result. A result without `data` never started
  * executing: that is a request error, 400 without `data`. Otherwise 200
  * with `data`, null where a field failed, and `errors` beside it.
+ * `extensions` go last, as GraphQL's response format has them.
  */
-export const formatResult = (execution: ExecutionResult, options: FormatOptions): FormattedResult => {
+export const formatResult = (execution: ExecutionResult, options: FormatOptions, extensions?: ResponseExtensions): FormattedResult => {
+  const { status, body } = shaped(execution, options)
+  return { status, body: extensions === undefined ? body : { ...body, extensions } }
+}
+
+const shaped = (execution: ExecutionResult, options: FormatOptions): FormattedResult => {
   if (execution.errors === undefined || execution.errors.length === 0) return { status: 200, body: { data: execution.data } }
   if (execution.data === undefined) {
     return { status: 400, body: { errors: execution.errors.map((e) => formatRequestError(e, options)) } }
@@ -126,8 +141,10 @@ export const errorFormatter = (production: boolean) =>
     return { statusCode: status, response: body }
   }
 
-const refusal = (error: FastifyError | GraphQLRequestError): { status: number, errors: unknown[], headers: Record<string, string> } => {
-  if (error instanceof GraphQLRequestError) return { status: error.statusCode, errors: [...error.errors], headers: error.headers }
+interface Refusal { status: number, errors: unknown[], headers: Readonly<Record<string, string>>, extensions?: ResponseExtensions | undefined }
+
+const refusal = (error: FastifyError | GraphQLRequestError): Refusal => {
+  if (error instanceof GraphQLRequestError) return { status: error.statusCode, errors: [...error.errors], headers: error.headers, extensions: error.extensions }
   // The access hook's refusals (no or bad credentials; the credential store
   // away): the status REST gives them, the code as REST shows it.
   if (isDomainError(error)) {
@@ -150,11 +167,11 @@ const refusal = (error: FastifyError | GraphQLRequestError): { status: number, e
  */
 export const errorHandler = (production: boolean) =>
   async (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const { status, errors, headers } = refusal(error)
+    const { status, errors, headers, extensions } = refusal(error)
     const options: FormatOptions = { production, requestId: request.id, log: request.log }
     const formatted = status >= 500 && !isDomainError(error) ? [internal(error, options)] : errors.map((e) => formatRequestError(e, options))
     await reply.code(status)
       .headers(headers)
       .header('content-type', contentTypeOf(negotiate(request.headers.accept) ?? MEDIA_TYPES.json))
-      .send({ errors: formatted })
+      .send(extensions === undefined ? { errors: formatted } : { errors: formatted, extensions })
   }

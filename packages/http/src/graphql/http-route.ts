@@ -1,5 +1,6 @@
 import type { UseCases } from '@people-service/domain'
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { RateLimits } from '../auth/rate-limits.js'
 import { callerOf } from '../plugins/access.js'
 import { createContext } from './context.js'
 import { requestError } from './error-format.js'
@@ -75,16 +76,18 @@ export const readParams = (request: FastifyRequest): OperationParams => {
 export interface HttpRouteOptions {
   pipeline: Pipeline
   useCases: UseCases
+  /** The budgets the access hook charges: an operation's cost is charged there too. */
+  limits: RateLimits
 }
 
 /**
  * GET and POST /graphql, the HTTP door of the pipeline (pipeline.ts): the
  * media type negotiated (406 when the client accepts neither), the request
- * read, the operation run as the caller the access hook authenticated, the
- * result answered in that media type. Refusals are thrown to the scope's
+ * read, the operation run as the caller the access hook authenticated and
+ * charged to that caller's budget, the result answered in that media type. Refusals are thrown to the scope's
  * error handler, which answers them in GraphQL shape.
  */
-export const httpRoutes = ({ pipeline, useCases }: HttpRouteOptions): { get: RouteOptions, post: RouteOptions } => {
+export const httpRoutes = ({ pipeline, useCases, limits }: HttpRouteOptions): { get: RouteOptions, post: RouteOptions } => {
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const type = negotiate(request.headers.accept)
     if (type === undefined) {
@@ -92,11 +95,12 @@ export const httpRoutes = ({ pipeline, useCases }: HttpRouteOptions): { get: Rou
     }
     const params = readParams(request)
     const caller = callerOf(request)
-    const { status, body } = await pipeline.run(
-      { ...params, door: request.method === 'POST' ? 'POST' : 'GET', caller },
-      createContext({ useCases, caller, requestId: request.id }),
-      request.log
-    )
+    const { status, body } = await pipeline.run({ ...params, door: request.method === 'POST' ? 'POST' : 'GET', caller }, {
+      context: createContext({ useCases, caller, requestId: request.id }),
+      log: request.log,
+      // The RateLimit-* headers show the budget after the charge.
+      pay: (units) => limits.charge(request, reply, caller, units)
+    })
     return reply.code(status).header('content-type', contentTypeOf(type)).send(body)
   }
   const route = { url: '/graphql', config: { operation: 'graphql' as const }, handler }

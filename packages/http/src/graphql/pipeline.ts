@@ -1,9 +1,11 @@
 import type { Caller } from '@people-service/domain'
 import type { FastifyBaseLogger } from 'fastify'
-import type { OperationTypeNode } from 'graphql'
+import { GraphQLError, type OperationTypeNode } from 'graphql'
+import { RateLimitedError } from '../auth/rate-limits.js'
 import type { GraphQLContext } from './context.js'
+import { requestsFor } from './cost.js'
 import { DocumentCache, type DocumentSettings } from './documents.js'
-import { formatResult, requestError, type FormattedResult } from './error-format.js'
+import { formatResult, GraphQLRequestError, requestError, type CostReport, type FormattedResult } from './error-format.js'
 import { planOf } from './plan.js'
 import type { PreparedOperation } from './prepared-operation.js'
 
@@ -14,15 +16,16 @@ import type { PreparedOperation } from './prepared-operation.js'
  *   limits     the operation named, its door, its variables coerced once,
  *              its arguments' limits and worst-case cost (prepared-operation.ts)
  *   authorize  every field it runs against the policy table, for the caller
+ *   charge     its cost against the caller's budget, in requests
  *   plan       how it will run (plan.ts)
  *   execute    the plan, in the request's context
- *   format     status and body (error-format.ts)
+ *   format     status and body, the cost in `extensions` (error-format.ts)
  *
  * What depends on the document alone is worked out once per document and
  * operation name, and what depends on the caller once per set of scopes; a
- * request pays for its variables. The first three stages are every door's:
- * HTTP runs the whole pipeline (http-route.ts), a WebSocket subscribe is
- * checked by them before Mercurius runs it (subscriptions/socket-session.ts).
+ * request pays for its variables. The first four stages are every door's:
+ * HTTP runs the whole pipeline (http-route.ts), a WebSocket subscribe goes
+ * through them before Mercurius runs it (subscriptions/socket-session.ts).
  */
 
 /**
@@ -66,6 +69,36 @@ const admit = (kind: OperationTypeNode, door: Door): void => {
   }
 }
 
+/**
+ * Charges the caller's budget this many requests, all or nothing; throws
+ * RateLimitedError (and charges nothing) when the budget cannot pay.
+ */
+export type Pay = (units: number) => Promise<void>
+
+/**
+ * The charge stage: an operation counts as max(1, ceil(cost / 100))
+ * requests against the caller's budget. Its request paid one already, before
+ * anything of it was read (the access hook, or the socket session for a
+ * subscribe), so parsing is paid for whatever follows; the rest is charged
+ * here, after the checks and before anything runs. Throws RateLimitedError
+ * when the budget cannot pay: nothing has run, and only that one request
+ * was counted.
+ */
+export const chargeCost = async ({ cost }: CheckedOperation, pay: Pay): Promise<CostReport> => {
+  const charged = requestsFor(cost)
+  if (charged > 1) await pay(charged - 1)
+  return { requested: cost, charged }
+}
+
+/** What running an operation needs of its request. */
+export interface Running {
+  /** The resolvers' context. */
+  context: GraphQLContext
+  log: FastifyBaseLogger
+  /** The caller's budget (the charge stage). */
+  pay: Pay
+}
+
 export interface PipelineOptions extends DocumentSettings {
   /** Introspection off and "Did you mean" suggestions hidden (limits.ts, error-format.ts). */
   production: boolean
@@ -77,8 +110,12 @@ export interface Pipeline {
    * refusal (GraphQLRequestError: its status, its errors); nothing has run.
    */
   check(request: OperationRequest): CheckedOperation
-  /** The whole pipeline: a refusal is thrown, as by `check`; a result is formatted. */
-  run(request: OperationRequest, context: GraphQLContext, log: FastifyBaseLogger): Promise<FormattedResult>
+  /**
+   * The whole pipeline: a refusal is thrown, as by `check`, the budget's as a
+   * 429 with the cost in its `extensions`; a result is formatted, the cost
+   * in its `extensions`.
+   */
+  run(request: OperationRequest, running: Running): Promise<FormattedResult>
 }
 
 export const createPipeline = ({ production, ...settings }: PipelineOptions): Pipeline => {
@@ -99,11 +136,20 @@ export const createPipeline = ({ production, ...settings }: PipelineOptions): Pi
 
   return {
     check,
-    async run (request, context, log) {
+    async run (request, { context, log, pay }) {
       const checked = check(request)
+      let cost: CostReport
+      try {
+        cost = await chargeCost(checked, pay)
+      } catch (error) {
+        if (!(error instanceof RateLimitedError)) throw error
+        throw new GraphQLRequestError(429, [new GraphQLError(error.message, { extensions: { code: error.code } })], {}, {
+          cost: { requested: checked.cost, charged: 1 }
+        })
+      }
       const plan = planOf(checked.operation)
       const result = await plan.run(context, checked.variables)
-      return formatResult(result, { production, requestId: context.requestId, log })
+      return formatResult(result, { production, requestId: context.requestId, log }, { cost })
     }
   }
 }

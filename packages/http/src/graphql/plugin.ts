@@ -69,7 +69,7 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       routes: false,
       subscription: { emitter: fairFanOut(messageBus.emitter) }
     })
-    const routes = httpRoutes({ pipeline, useCases })
+    const routes = httpRoutes({ pipeline, useCases, limits: access.limits })
     scope.route(routes.post)
     // The GET route carries the WebSocket handler too: the same path serves both.
     await scope.register(subscriptionRoute, {

@@ -31,12 +31,17 @@ const graphqlResponses = (method: 'GET' | 'POST') => ({
       }
     : {}),
   406: requestError('The Accept header allows neither application/graphql-response+json nor application/json', 'NOT_ACCEPTABLE', 'this endpoint answers application/graphql-response+json or application/json'),
-  429: requestError('The caller\'s budget cannot pay for this operation\'s cost (extensions.cost): nothing ran', 'RATE_LIMITED', 'rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s', { 'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again.' } }),
+  429: graphqlResponse('The caller\'s budget is spent, or cannot pay for this operation\'s cost: nothing ran. When it was the cost, ' +
+    '`extensions.cost` says what the operation asked, and `charged: 1`: only the request itself was counted', {
+    ...GRAPHQL_EXAMPLES.error('RATE_LIMITED', 'rate limit exceeded for this account: 1000 requests per 60 s; this costs 30 and 12 are left; retry in 42 s'),
+    extensions: { cost: { requested: 3100, charged: 1 } }
+  }, { 'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again.' } }),
   500: requestError('An unexpected failure', 'INTERNAL', 'something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it')
 })
 
 const GRAPHQL_DESCRIPTION = 'GraphQL over HTTP. Subscriptions are served over WebSocket at the same path (graphql-ws protocol, ' +
-  'credentials in the connection-init payload); sent over HTTP they are refused (400 over POST, 405 over GET). Documents are at most 32,768 characters. Each operation counts as `max(1, ceil(cost / 100))` requests against the caller\'s budget.'
+  'credentials in the connection-init payload); sent over HTTP they are refused (400 over POST, 405 over GET). Documents are at most 32,768 characters. Each operation counts as `max(1, ceil(cost / 100))` requests against the caller\'s budget, ' +
+  'charged before it runs; `extensions.cost` says `{ requested, charged }`.'
 
 const page = (description: string, example: string) => ({
   description,

@@ -6,7 +6,8 @@ import { readCredentials } from '../../auth/credentials.js'
 import type { Access } from '../../plugins/access.js'
 import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
 import { ScreenedSocket, type RawSocket } from './screened-socket.js'
-import { readSubscribePayload, refusalOf, type Check } from './subscribe-checks.js'
+import { chargeCost } from '../pipeline.js'
+import { checkSubscription, readSubscribePayload, type Check } from './subscribe-checks.js'
 
 /** What every session of one app shares (socket-sessions.ts). */
 export interface SessionDeps {
@@ -36,6 +37,12 @@ const textOf = (data: unknown): string => {
 }
 
 const isUnauthenticated = (error: unknown): boolean => isDomainError(error) && error.code === 'UNAUTHENTICATED'
+
+/** A budget's refusal as the client hears it: RATE_LIMITED, and when to retry. Anything else is thrown on. */
+const rateLimited = (error: unknown): GraphQLFormattedError[] => {
+  if (!(error instanceof RateLimitedError)) throw error
+  return [{ message: error.message, extensions: { code: error.code, retryAfter: error.retryAfter } }]
+}
 
 export type Authenticate = (credentials: SocketCredentials) => Promise<Caller>
 
@@ -198,34 +205,51 @@ export class SocketSession {
     if (refusal.length > 0) this.#sendErrors(id, refusal)
   }
 
-  /** Charges, counts and checks a subscription, and hands it to Mercurius; answers the refusal otherwise. */
+  /**
+   * Charges, counts and checks a subscription, and hands it to Mercurius;
+   * answers the refusal otherwise. One request is charged before the
+   * document is read, the rest of its cost once it passed the checks (the
+   * pipeline's charge stage).
+   */
   async #admit (id: string, caller: Caller, message: ClientMessage): Promise<GraphQLFormattedError[]> {
     try {
       await this.#deps.access.charge(this.request, caller)
     } catch (error) {
-      if (!(error instanceof RateLimitedError)) throw error
-      return [{ message: error.message, extensions: { code: error.code, retryAfter: error.retryAfter } }]
+      return rateLimited(error)
     }
     const account = caller.accountId
-    const live = this.#deps.live.get(account) ?? 0
-    if (live >= this.#deps.maxPerCaller) {
-      return [{
-        message: `this caller already has ${live} live subscriptions on this instance; at most ${this.#deps.maxPerCaller} are allowed`,
-        extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', max: this.#deps.maxPerCaller }
-      }]
-    }
+    const full = this.#tooMany(account)
+    if (full !== undefined) return [full]
     const request = readSubscribePayload(message.payload)
     if (request instanceof GraphQLError) return [this.#format(request)]
-    const refusal = refusalOf(request, caller, this.#deps.check)
-    if (refusal.length > 0) return refusal.map((error) => this.#format(error))
+    const checked = checkSubscription(request, caller, this.#deps.check)
+    if (!('operation' in checked)) return checked.map((error) => this.#format(error))
+    try {
+      await chargeCost(checked, (units) => this.#deps.access.limits.charge(this.request, undefined, caller, units))
+    } catch (error) {
+      return rateLimited(error)
+    }
     // Closed while waiting on the budget: #ended has released its places already.
     if (this.#closed) return []
+    // Another connection of the account may have taken the last place meanwhile.
+    const taken = this.#tooMany(account)
+    if (taken !== undefined) return [taken]
     this.#subscriptions.set(id, account)
-    this.#deps.live.set(account, live + 1)
+    this.#deps.live.set(account, (this.#deps.live.get(account) ?? 0) + 1)
     // Only what was checked reaches Mercurius: no `extensions` (Mercurius
     // would authenticate a connection-init payload found there).
     this.screened.deliver(JSON.stringify({ type: message.type, id, payload: request }))
     return []
+  }
+
+  /** The refusal of one more subscription for an account at its cap on this instance. */
+  #tooMany (account: string): GraphQLFormattedError | undefined {
+    const live = this.#deps.live.get(account) ?? 0
+    if (live < this.#deps.maxPerCaller) return undefined
+    return {
+      message: `this caller already has ${live} live subscriptions on this instance; at most ${this.#deps.maxPerCaller} are allowed`,
+      extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', max: this.#deps.maxPerCaller }
+    }
   }
 
   #release (id: string): void {

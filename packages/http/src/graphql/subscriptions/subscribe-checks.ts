@@ -8,7 +8,8 @@ import type { CheckedOperation, OperationRequest } from '../pipeline.js'
  * stages, as a GraphQL request over HTTP is (pipeline.ts), before Mercurius
  * sees it: size, tokens and JSON before parsing, validation (depth,
  * aliases, directives), an operation that exists and is a subscription,
- * variables, argument limits, worst-case cost, the policy table.
+ * variables, argument limits, worst-case cost, the policy table; its cost
+ * is then charged (socket-session.ts).
  */
 
 /** What a subscribe message asks to run, once its shape is checked. */
@@ -41,13 +42,13 @@ export const readSubscribePayload = (payload: unknown): SubscribeRequest | Graph
 export type Check = (request: OperationRequest) => CheckedOperation
 
 /**
- * Why the subscription must not start, as GraphQL errors for the client
- * (empty: it may): the checks of every door, on the subscription door.
+ * The checks of every door, on the subscription door: the checked
+ * operation, or why the subscription must not start, as GraphQL errors for
+ * the client.
  */
-export const refusalOf = (request: SubscribeRequest, caller: Caller, check: Check): readonly GraphQLError[] => {
+export const checkSubscription = (request: SubscribeRequest, caller: Caller, check: Check): CheckedOperation | readonly GraphQLError[] => {
   try {
-    check({ source: request.query, operationName: request.operationName, variables: request.variables, door: 'socket', caller })
-    return []
+    return check({ source: request.query, operationName: request.operationName, variables: request.variables, door: 'socket', caller })
   } catch (error) {
     if (error instanceof GraphQLRequestError) return error.errors
     throw error
