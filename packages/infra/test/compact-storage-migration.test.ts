@@ -42,10 +42,18 @@ const seedPreviousSchema = async (db: Kysely<any>, dialect: DatabaseHandle['dial
   const order = ids.map((_, i) => (i * 37) % PEOPLE)
   for (const i of order) {
     await db.insertInto('person').values({
-      id: ids[i], name: `Person ${i}`, name_lower: `person ${i}`, age: i % 3 === 0 ? null : 20 + i,
-      email: i % 2 === 0 ? `p${i}@example.org` : null, has_address: i % 4 === 0 ? 0 : 1,
-      street: i % 4 === 1 ? `${i} Main Street` : null, city: i % 4 === 0 ? null : 'Lisbon', country: null,
-      created_at: at(i), updated_at: at(i + 1), version: 1 + (i % 5)
+      id: ids[i],
+      name: `Person ${i}`,
+      name_lower: `person ${i}`,
+      age: i % 3 === 0 ? null : 20 + i,
+      email: i % 2 === 0 ? `p${i}@example.org` : null,
+      has_address: i % 4 === 0 ? 0 : 1,
+      street: i % 4 === 1 ? `${i} Main Street` : null,
+      city: i % 4 === 0 ? null : 'Lisbon',
+      country: null,
+      created_at: at(i),
+      updated_at: at(i + 1),
+      version: 1 + (i % 5)
     }).execute()
   }
   const friendsOf = new Map<string, string[]>(ids.map((id) => [id, []]))
