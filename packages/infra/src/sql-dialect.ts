@@ -26,3 +26,18 @@ export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBo
   const phrase = `"${lower.replaceAll('"', '""')}"`
   return sql<SqlBool>`person.pk in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
 }
+
+/*
+ * Batch reads bind their ids as ONE parameter, so a statement is compiled
+ * and prepared once whatever the number of ids (an `IN (?, ?, …)` list is
+ * new SQL for every size): a JSON text array read by json_each() on SQLite,
+ * a text[] on PostgreSQL.
+ */
+
+/** The ids as the one parameter `idsIn` expects. */
+export const boundIds = (dialect: Dialect, ids: readonly string[]): unknown => (dialect === 'postgres' ? [...ids] : JSON.stringify(ids))
+
+/** `column` is one of the ids bound by `boundIds` in `ids`. */
+export const idsIn = (dialect: Dialect, column: string, ids: unknown): Expression<SqlBool> => (dialect === 'postgres'
+  ? sql<SqlBool>`${sql.ref(column)} = any(${ids}::text[])`
+  : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${ids}))`)
