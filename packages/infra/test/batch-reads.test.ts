@@ -35,7 +35,8 @@ const seed = async (handle: DatabaseHandle): Promise<Person[]> => {
   }
   // From no friends and no messages to more than the limit; the last 20 have no friends.
   for (let i = 0; i < PEOPLE; i++) {
-    for (let k = 1; k <= i % 8 && i < 100; k++) await friendships.add(everyone[i]!.id, everyone[(i + k * 5) % 100]!.id, now)
+    const friends = i < 100 ? i % 8 : 0
+    for (let k = 1; k <= friends; k++) await friendships.add(everyone[i]!.id, everyone[(i + k * 5) % 100]!.id, now)
     for (let m = 0; m < i % 13; m++) {
       const message: Message = { id: ids.next(), personId: everyone[i]!.id, text: `to ${i}: ${m}`, senderId: 'test', sentAt: new Date(now.getTime() + (m % 4) * 1000) }
       await messages.insert(message)
