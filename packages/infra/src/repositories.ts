@@ -15,7 +15,7 @@ export type Repositories = Pick<Ports, 'people' | 'friendships' | 'messages' | '
 export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositories => ({
   people: kyselyPersonRepository(db, dialect),
   friendships: kyselyFriendshipRepository(db, dialect),
-  messages: kyselyMessageRepository(db),
+  messages: kyselyMessageRepository(db, dialect),
   accounts: kyselyAccountRepository(db, dialect),
   apiKeys: kyselyApiKeyRepository(db),
   apiKeyUsage: kyselyApiKeyUsageRepository(db),

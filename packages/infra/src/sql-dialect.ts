@@ -24,17 +24,20 @@ export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBo
   const exact = sql<SqlBool>`instr(person.name_lower, ${lower}) > 0`
   if ([...lower].length < 3) return exact
   const phrase = `"${lower.replaceAll('"', '""')}"`
-  return sql<SqlBool>`person.rowid in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
+  return sql<SqlBool>`person.pk in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
 }
 
-/**
- * People as a join reads them for a friend's name: (id, name) only. On
- * SQLite from the (id, name) index alone (migration 2026-11-24-person-id-name):
- * without statistics its planner takes the primary key's index and then reads
- * each friend's row, two b-trees instead of one. The subquery is flattened
- * into the join by both databases.
+/*
+ * Batch reads bind their ids as ONE parameter, so a statement is compiled
+ * and prepared once whatever the number of ids (an `IN (?, ?, …)` list is
+ * new SQL for every size): a JSON text array read by json_each() on SQLite,
+ * a text[] on PostgreSQL.
  */
-export const personNames = (dialect: Dialect) =>
-  (dialect === 'sqlite'
-    ? sql<{ id: string, name: string }>`(select id, name from person indexed by person_id_name)`
-    : sql<{ id: string, name: string }>`(select id, name from person)`).as('person')
+
+/** The ids as the one parameter `idsIn` expects. */
+export const boundIds = (dialect: Dialect, ids: readonly string[]): unknown => (dialect === 'postgres' ? [...ids] : JSON.stringify(ids))
+
+/** `column` is one of the ids bound by `boundIds` in `ids`. */
+export const idsIn = (dialect: Dialect, column: string, ids: unknown): Expression<SqlBool> => (dialect === 'postgres'
+  ? sql<SqlBool>`${sql.ref(column)} = any(${ids}::text[])`
+  : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${ids}))`)

@@ -3,10 +3,12 @@ import type { Kysely } from 'kysely'
 import type { Database, Dialect, PersonRow } from '../database.js'
 import { translateErrors } from '../database-errors.js'
 import { param, prepareQuery } from '../prepared-query.js'
-import { nameContains } from '../sql-dialect.js'
+import { boundIds, idsIn, nameContains } from '../sql-dialect.js'
 import { toPerson, toPersonRow } from './person.rows.js'
 
 export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): PersonRepository => {
+  // One statement whatever the number of ids (bound as one array).
+  const byIds = prepareQuery<PersonRow, { ids: unknown }>(db, db.selectFrom('person').selectAll().where(idsIn(dialect, 'id', param('ids'))))
   const byId = prepareQuery<PersonRow, { id: string }>(db, db.selectFrom('person').selectAll().where('id', '=', param<string>('id')))
   const firstPage = prepareQuery<PersonSummary, { limit: number }>(db,
     db.selectFrom('person').select(['person.id', 'person.name']).orderBy('person.id').limit(param<number>('limit')))
@@ -21,8 +23,7 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
 
     async findByIds (ids) {
       if (ids.length === 0) return []
-      const rows = await db.selectFrom('person').selectAll().where('id', 'in', ids).execute()
-      return rows.map(toPerson)
+      return (await byIds({ ids: boundIds(dialect, ids) })).map(toPerson)
     },
 
     async list ({ limit, afterId, nameContains: needle }) {
