@@ -111,20 +111,22 @@ const shapes: Record<string, Array<[number, number[]]>> = {
   postgres: [[7, [3, 4]], [8, [3]], [10, [20]]]
 }
 
-for (const [store, open] of Object.entries(stores)) t.test(`${store}: everyone gets exactly the friends asked for, odd counts included, up to everyone else`, async (t) => {
-  for (const [people, asked] of shapes[store] ?? []) {
-    for (const friends of asked) {
-      const handle = await open(t)
-      const result = await seedDatabase(handle, { people, friends, messages: 0 })
-      const { rows } = await sql<{ n: number }>`select count(f.person_pk) as n from person p left join friendship f on f.person_pk = p.pk group by p.pk`.execute(handle.db)
-      const counts = rows.map((row) => Number(row.n)).sort((a, b) => a - b)
-      const each = Math.min(friends, people - 1)
-      // n people cannot all have an odd number of friends when n is odd: one has one less.
-      const expected = Array.from({ length: people }, (_, i) => (i === 0 && each % 2 === 1 && people % 2 === 1 ? each - 1 : each))
-      t.same(counts, expected, `${people} people, --friends ${friends}`)
-      t.equal(result.friendships * 2, counts.reduce((sum, n) => sum + n, 0), 'the reported count is of friendships, each stored twice')
-      t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_pk = f.friend_pk or not exists
+for (const [store, open] of Object.entries(stores)) {
+  t.test(`${store}: everyone gets exactly the friends asked for, odd counts included, up to everyone else`, async (t) => {
+    for (const [people, asked] of shapes[store] ?? []) {
+      for (const friends of asked) {
+        const handle = await open(t)
+        const result = await seedDatabase(handle, { people, friends, messages: 0 })
+        const { rows } = await sql<{ n: number }>`select count(f.person_pk) as n from person p left join friendship f on f.person_pk = p.pk group by p.pk`.execute(handle.db)
+        const counts = rows.map((row) => Number(row.n)).sort((a, b) => a - b)
+        const each = Math.min(friends, people - 1)
+        // n people cannot all have an odd number of friends when n is odd: one has one less.
+        const expected = Array.from({ length: people }, (_, i) => (i === 0 && each % 2 === 1 && people % 2 === 1 ? each - 1 : each))
+        t.same(counts, expected, `${people} people, --friends ${friends}`)
+        t.equal(result.friendships * 2, counts.reduce((sum, n) => sum + n, 0), 'the reported count is of friendships, each stored twice')
+        t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_pk = f.friend_pk or not exists
         (select 1 from friendship g where g.person_pk = f.friend_pk and g.friend_pk = f.person_pk)`), 0, 'mutual, never oneself')
+      }
     }
-  }
-})
+  })
+}

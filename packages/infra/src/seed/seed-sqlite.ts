@@ -67,7 +67,7 @@ const breathe = async (): Promise<void> => new Promise((resolve) => setImmediate
 const setAsideFullTextUpkeep = (connection: Connection, table: string): (() => void) => {
   const indexes = connection.prepare(`select name from sqlite_master where type = 'table'
     and sql like '%using fts5(%' and sql like ?`).pluck().all(`%content='${table}'%`) as string[]
-  const triggers = (connection.prepare(`select name, sql from sqlite_master where type = 'trigger' and tbl_name = ?`)
+  const triggers = (connection.prepare('select name, sql from sqlite_master where type = \'trigger\' and tbl_name = ?')
     .all(table) as Array<{ name: string, sql: string }>)
     .filter(({ sql }) => /\bafter\s+insert\b/i.test(sql) && indexes.some((name) => sql.includes(name)))
   for (const { name } of triggers) connection.exec(`drop trigger "${name}"`)
@@ -79,7 +79,7 @@ const setAsideFullTextUpkeep = (connection: Connection, table: string): (() => v
 
 /** Loads the people after those already there; returns the key of the first. */
 const loadPeople = async (connection: Connection, plan: SeedPlan): Promise<number> => {
-  const base = (connection.prepare('select coalesce(max(pk), 0) + 1 from person').pluck().get() as number)
+  const base = connection.prepare('select coalesce(max(pk), 0) + 1 from person').pluck().get() as number
   const tuple = `(${PERSON_COLUMNS.map(() => '?').join(', ')})`
   const insertOf = (rows: number) => connection.prepare(`insert into person (${PERSON_COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`)
   const insertFull = insertOf(ROWS_PER_INSERT)
