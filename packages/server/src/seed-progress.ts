@@ -26,16 +26,20 @@ const bar = (fraction: number): string => {
 export const seedProgress = (stream: ProgressStream, now: () => number = () => performance.now()) => {
   const started = now()
   let shown = -Infinity
+  // A table's time runs from the end of the one before (its indexes built),
+  // the first's from the start.
   let phaseStarted = started
+  let lastFinished = started
   let current: string | undefined
   return (phase: string, done: number, total: number): void => {
     const at = now()
     if (phase !== current) {
       current = phase
-      phaseStarted = at
+      phaseStarted = lastFinished
       shown = -Infinity
     }
     const finished = done >= total
+    if (finished) lastFinished = at
     if (!finished && at - shown < (stream.isTTY === true ? REDRAW_MS : LINE_EVERY_MS)) return
     shown = at
     const fraction = total === 0 ? 1 : Math.min(1, done / total)

@@ -43,3 +43,22 @@ export interface SeedPlan {
 /** Where a loader's work stands, for `report`: whole people, friendships, messages. */
 export const chunks = (people: number, size: number): Array<{ from: number, to: number }> =>
   Array.from({ length: Math.ceil(people / size) }, (_, k) => ({ from: k * size, to: Math.min(people, (k + 1) * size) }))
+
+/**
+ * A table's last report held back until its load is really done (indexes
+ * and keys built, which can take a while after the last row), so a progress
+ * bar does not sit at 100% meanwhile; still inside the table's transaction,
+ * so a listener that throws undoes it.
+ */
+export const holdingLast = (report: SeedPlan['report']): { report: SeedPlan['report'], done(): void } => {
+  let last: Parameters<SeedPlan['report']> | undefined
+  return {
+    report (phase, done, total) {
+      if (done >= total) last = [phase, done, total]
+      else report(phase, done, total)
+    },
+    done () {
+      if (last !== undefined) report(...last)
+    }
+  }
+}

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../database.js'
-import { chunks, type SeedPlan } from './seed-plan.js'
+import { chunks, holdingLast, type SeedPlan } from './seed-plan.js'
 
 /*
  * The PostgreSQL seed: people in batches bound as one array per column
@@ -56,13 +56,15 @@ const setAsideKeys = async (db: Db, table: keyof Database): Promise<() => Promis
 }
 
 /** Loads one table in one transaction, its secondary indexes and keys set aside meanwhile. */
-const load = async (db: Db, table: keyof Database, body: (trx: Transaction<Database>) => Promise<void>): Promise<void> => {
+const load = async (db: Db, table: keyof Database, plan: SeedPlan, body: (trx: Transaction<Database>, plan: SeedPlan) => Promise<void>): Promise<void> => {
+  const held = holdingLast(plan.report)
   await db.transaction().execute(async (trx) => {
     const restoreIndexes = await setAsideIndexes(trx, table)
     const restoreKeys = await setAsideKeys(trx, table)
-    await body(trx)
+    await body(trx, { ...plan, report: held.report })
     await restoreIndexes()
     await restoreKeys()
+    held.done()
   })
 }
 
@@ -166,10 +168,10 @@ const loadMessages = async (db: Db, plan: SeedPlan, base: number): Promise<void>
 /** Seeds a PostgreSQL database; see above. */
 export const seedPostgres = async (db: Db, plan: SeedPlan): Promise<void> => {
   let base = 0
-  await load(db, 'person', async (trx) => {
+  await load(db, 'person', plan, async (trx, plan) => {
     base = await reserveKeys(trx, plan.people)
     await loadPeople(trx, plan, base)
   })
-  await load(db, 'friendship', async (trx) => { await loadFriendships(trx, plan, base) })
-  await load(db, 'message', async (trx) => { await loadMessages(trx, plan, base) })
+  await load(db, 'friendship', plan, async (trx, plan) => { await loadFriendships(trx, plan, base) })
+  await load(db, 'message', plan, async (trx, plan) => { await loadMessages(trx, plan, base) })
 }

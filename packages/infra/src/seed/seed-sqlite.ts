@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3'
-import { chunks, PERSON_COLUMNS, type SeedPlan } from './seed-plan.js'
+import { chunks, holdingLast, PERSON_COLUMNS, type SeedPlan } from './seed-plan.js'
 
 /*
  * The SQLite seed, on the connection itself: a million people with twenty
@@ -167,10 +167,17 @@ export const seedSqlite = async (connection: Connection, plan: SeedPlan): Promis
   connection.pragma('foreign_keys = off')
   connection.pragma(`cache_size = -${SEED_CACHE_KIB}`)
   try {
+    const table = async (load: (plan: SeedPlan) => Promise<void>): Promise<void> => {
+      const held = holdingLast(plan.report)
+      await transaction(connection, async () => {
+        await load({ ...plan, report: held.report })
+        held.done()
+      })
+    }
     let base = 0
-    await transaction(connection, async () => { base = await loadPeople(connection, plan) })
-    await transaction(connection, async () => { await loadFriendships(connection, plan, base) })
-    await transaction(connection, async () => { await loadMessages(connection, plan, base) })
+    await table(async (plan) => { base = await loadPeople(connection, plan) })
+    await table(async (plan) => { await loadFriendships(connection, plan, base) })
+    await table(async (plan) => { await loadMessages(connection, plan, base) })
   } finally {
     connection.pragma(`foreign_keys = ${foreignKeys}`)
     connection.pragma(`cache_size = ${cacheSize}`)
