@@ -11,7 +11,8 @@ export interface ProgressStream {
   write(text: string): unknown
 }
 
-const BAR_WIDTH = 30
+// With the longest counts (10,000,000 / 10,000,000) the line fits 80 columns.
+const BAR_WIDTH = 24
 const REDRAW_MS = 100
 const LINE_EVERY_MS = 5000
 
@@ -47,7 +48,9 @@ export const seedProgress = (stream: ProgressStream, now: () => number = () => p
     const percent = `${Math.floor(fraction * 100)}%`.padStart(4)
     if (stream.isTTY === true) {
       const line = `${phase.padEnd(11)} ${bar(fraction)} ${percent}  ${counts}  ${seconds(at - phaseStarted)}`
-      stream.write(`\r${line.slice(0, (stream.columns ?? 200) - 1)}\u001b[K${finished ? '\n' : ''}`)
+      // A terminal of unknown width reports 0 columns.
+      const width = stream.columns !== undefined && stream.columns > 0 ? stream.columns : 200
+      stream.write(`\r${line.slice(0, width - 1)}\u001b[K${finished ? '\n' : ''}`)
     } else {
       stream.write(`${phase} ${counts} (${percent.trim()})${finished ? ` done in ${seconds(at - phaseStarted)}` : ''}, ${seconds(at - started)} in all\n`)
     }
