@@ -163,7 +163,7 @@ export const seedSqlite = async (connection: Connection, plan: SeedPlan): Promis
   await idle(connection)
   const foreignKeys = connection.pragma('foreign_keys', { simple: true }) as number
   const cacheSize = connection.pragma('cache_size', { simple: true }) as number
-  // Both only take effect outside a transaction.
+  // foreign_keys only takes effect outside a transaction.
   connection.pragma('foreign_keys = off')
   connection.pragma(`cache_size = -${SEED_CACHE_KIB}`)
   try {
