@@ -10,13 +10,19 @@ const stores: Record<string, (t: Teardown) => Promise<DatabaseHandle>> = {
   postgres: postgresDatabase
 }
 
-/** Every index and trigger, as the database states its definition. */
+/** Every index, trigger and constraint, as the database states its definition; whether SQLite checks foreign keys. */
 const schemaOf = async ({ db, dialect }: DatabaseHandle): Promise<string[]> => {
   const { rows } = dialect === 'sqlite'
-    ? await sql<{ definition: string }>`select sql as definition from sqlite_master where type in ('index', 'trigger') and sql is not null`.execute(db)
-    : await sql<{ definition: string }>`select indexdef as definition from pg_indexes where schemaname = current_schema()`.execute(db)
+    ? await sql<{ definition: string }>`select sql as definition from sqlite_master where type in ('index', 'trigger') and sql is not null
+        union all select 'foreign_keys = ' || foreign_keys from pragma_foreign_keys`.execute(db)
+    : await sql<{ definition: string }>`select indexdef as definition from pg_indexes where schemaname = current_schema()
+        union all select conname || ' ' || pg_get_constraintdef(oid) || case when convalidated then '' else ' not valid' end
+          from pg_constraint where connamespace = current_schema()::regnamespace`.execute(db)
   return rows.map((row) => row.definition).sort()
 }
+
+/** A UUIDv7 in canonical form: version 7, RFC 9562 variant. */
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 const count = async ({ db }: DatabaseHandle, query: ReturnType<typeof sql<{ n: number | string }>>): Promise<number> =>
   Number((await query.execute(db)).rows[0]?.n)
@@ -41,11 +47,24 @@ for (const [store, open] of Object.entries(stores)) {
     t.same(Object.fromEntries(reports), { people: [301, 301], friendships: [3010, 3010], messages: [903, 903] }, 'progress ends at each total')
     t.equal(await count(handle, sql`select count(*) as n from person`), 302, 'the person already there stays')
     t.equal(await count(handle, sql`select count(*) as n from friendship`), 301 * 20)
-    t.equal(await count(handle, sql`select count(*) as n from (select person_pk from friendship group by person_pk having count(*) <> 20) odd`), 0, 'everyone has 20 friends')
+    t.equal(await count(handle, sql`select count(*) as n from person p where (select count(*) from friendship f where f.person_pk = p.pk) <> 20
+      and p.id <> ${before.id}`), 0, 'everyone seeded has 20 friends')
     t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_pk = f.friend_pk or not exists
       (select 1 from friendship g where g.person_pk = f.friend_pk and g.friend_pk = f.person_pk)`), 0, 'no one befriends themselves, every friendship is stored both ways')
+    t.equal(await count(handle, sql`select count(*) as n from friendship f join person p on p.pk = f.person_pk join person q on q.pk = f.friend_pk
+      where p.id = ${before.id} or q.id = ${before.id}`), 0, 'the person already there is no one\'s friend')
     t.equal(await count(handle, sql`select count(*) as n from message`), 903)
-    t.same(await schemaOf(handle), schema, 'every index and trigger set aside is back as it was')
+    t.equal(await count(handle, sql`select count(*) as n from person p where (select count(*) from message m where m.person_pk = p.pk) <> 3
+      and p.id <> ${before.id}`), 0, 'everyone seeded has 3 messages')
+    t.same(await schemaOf(handle), schema, 'every index, trigger and foreign key set aside is back as it was')
+
+    // Every id is a UUIDv7, once; people's in creation order, as the service makes them.
+    const people = (await sql<{ id: string }>`select id from person where id <> ${before.id} order by pk`.execute(handle.db)).rows.map(({ id }) => id)
+    t.same(people, result.ids, 'the ids reported, in key order')
+    t.same([...people].sort(), people, 'ids increase with creation')
+    const messageIds = (await sql<{ id: string }>`select id from message`.execute(handle.db)).rows.map(({ id }) => id)
+    t.same([...people, ...messageIds].filter((id) => !UUID_V7.test(id)), [], 'every id a UUIDv7')
+    t.equal(new Set(messageIds).size, 903, 'no message id twice')
 
     // The indexes serve again: the name search (rebuilt from the table), and
     // its upkeep for people who come later; friends and the inbox.
@@ -56,8 +75,18 @@ for (const [store, open] of Object.entries(stores)) {
     const later = { ...before, id: uuidv7Generator().next(), name: 'Zelda Afterwards' }
     await repositories.people.insert(later)
     t.same((await repositories.people.list({ limit: 10, nameContains: 'zelda after' })).map((person) => person.id), [later.id])
-    t.equal((await repositories.friendships.listFriends(result.ids[0] as string, 100)).length, 20)
-    t.equal((await repositories.messages.listForPerson(result.ids[300] as string, { limit: 10 })).length, 3)
+    const friends = await repositories.friendships.listFriends(result.ids[0] as string, 100)
+    t.equal(friends.length, 20)
+    for (const friend of friends.slice(0, 3)) {
+      t.ok((await repositories.friendships.listFriends(friend.id, 100)).some(({ id }) => id === result.ids[0]), 'a friend\'s friend list names them back')
+    }
+    const inbox = await repositories.messages.listForPerson(result.ids[300] as string, { limit: 10 })
+    t.equal(inbox.length, 3)
+    t.ok(inbox.every((message) => message.personId === result.ids[300] && message.sentAt <= new Date()), 'messages already sent')
+    // A message sent now comes first in the inbox, before those of the seed.
+    const fresh = { id: uuidv7Generator().next(), personId: result.ids[300] as string, text: 'hello', senderId: 'someone', sentAt: new Date() }
+    await repositories.messages.insert(fresh)
+    t.equal((await repositories.messages.listForPerson(result.ids[300] as string, { limit: 10 }))[0]?.id, fresh.id)
   })
 
   t.test(`${store}: a seed that stops halfway through a table leaves that table, and its indexes, as they were`, async (t) => {
@@ -76,20 +105,28 @@ for (const [store, open] of Object.entries(stores)) {
   })
 }
 
-t.test('everyone gets exactly the friends asked for, odd counts included, up to everyone else', async (t) => {
-  for (const people of [1, 2, 3, 7, 8, 10]) {
-    for (const friends of [0, 1, 2, 3, 5, 6, 9, 20]) {
-      const handle = await sqliteFile(t)
-      const result = await seedDatabase(handle, { people, friends, messages: 0 })
-      const { rows } = await sql<{ n: number }>`select count(f.person_pk) as n from person p left join friendship f on f.person_pk = p.pk group by p.pk`.execute(handle.db)
-      const counts = rows.map((row) => Number(row.n)).sort((a, b) => a - b)
-      const each = Math.min(friends, people - 1)
-      // n people cannot all have an odd number of friends when n is odd: one has one less.
-      const expected = Array.from({ length: people }, (_, i) => (i === 0 && each % 2 === 1 && people % 2 === 1 ? each - 1 : each))
-      t.same(counts, expected, `${people} people, --friends ${friends}`)
-      t.equal(result.friendships * 2, counts.reduce((sum, n) => sum + n, 0), 'the reported count is of friendships, each stored twice')
-      t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_pk = f.friend_pk or not exists
+// Every shape on SQLite; on PostgreSQL, one of each kind (even, odd with an opposite, odd with neighbours, all).
+const shapes: Record<string, Array<[number, number[]]>> = {
+  'sqlite file': [1, 2, 3, 7, 8, 10].map((people) => [people, [0, 1, 2, 3, 5, 6, 9, 20]]),
+  postgres: [[7, [3, 4]], [8, [3]], [10, [20]]]
+}
+
+for (const [store, open] of Object.entries(stores)) {
+  t.test(`${store}: everyone gets exactly the friends asked for, odd counts included, up to everyone else`, async (t) => {
+    for (const [people, asked] of shapes[store] ?? []) {
+      for (const friends of asked) {
+        const handle = await open(t)
+        const result = await seedDatabase(handle, { people, friends, messages: 0 })
+        const { rows } = await sql<{ n: number }>`select count(f.person_pk) as n from person p left join friendship f on f.person_pk = p.pk group by p.pk`.execute(handle.db)
+        const counts = rows.map((row) => Number(row.n)).sort((a, b) => a - b)
+        const each = Math.min(friends, people - 1)
+        // n people cannot all have an odd number of friends when n is odd: one has one less.
+        const expected = Array.from({ length: people }, (_, i) => (i === 0 && each % 2 === 1 && people % 2 === 1 ? each - 1 : each))
+        t.same(counts, expected, `${people} people, --friends ${friends}`)
+        t.equal(result.friendships * 2, counts.reduce((sum, n) => sum + n, 0), 'the reported count is of friendships, each stored twice')
+        t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_pk = f.friend_pk or not exists
         (select 1 from friendship g where g.person_pk = f.friend_pk and g.friend_pk = f.person_pk)`), 0, 'mutual, never oneself')
+      }
     }
-  }
-})
+  })
+}

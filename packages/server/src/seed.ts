@@ -1,6 +1,7 @@
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
 import { parseCommandLine, runCommand, UsageError } from './command-line.js'
 import { loadConfig } from './config.js'
+import { seedProgress } from './seed-progress.js'
 
 /*
  * npm run seed -- --people N --friends F --messages M
@@ -15,8 +16,11 @@ const USAGE = `usage: npm run seed -- [--people N] [--friends F] [--messages M]
   --messages M   messages sent to each of them (default 3)
 
 The data goes into DATABASE_URL's database (default sqlite:./data/people.db),
-migrated first, next to what is already there. While a table loads,
-PostgreSQL locks it: seed a database no server is busy with.
+migrated first, next to what is already there. Progress goes to stderr (a bar
+on a terminal), the result and the time taken to stdout. Each table loads in
+one transaction, which an interruption undoes; meanwhile the table is locked,
+and what it can do without is built at the end: seed a database no server is
+busy with.
 `
 
 const count = (value: string | undefined, name: string, fallback: number): number => {
@@ -43,17 +47,7 @@ const main = async (): Promise<void> => {
   const started = performance.now()
   try {
     await migrateToLatest(database)
-    let last = 0
-    const result = await seedDatabase(database, {
-      ...options,
-      onProgress (phase, done, total) {
-        const now = performance.now()
-        if (done < total && now - last < 250) return
-        last = now
-        const percent = total === 0 ? 100 : Math.floor((done / total) * 100)
-        process.stderr.write(`\r${phase.padEnd(12)} ${String(done).padStart(10)} / ${total} (${percent}%)   ${done === total ? '\n' : ''}`)
-      }
-    })
+    const result = await seedDatabase(database, { ...options, onProgress: seedProgress(process.stderr) })
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
     process.stdout.write(`seeded ${result.ids.length} people, ${result.friendships} friendships, ${result.messages} messages in ${seconds} s\n`)
   } finally {

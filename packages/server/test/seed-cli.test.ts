@@ -15,6 +15,11 @@ t.test('npm run seed fills the configured database, and a second run adds to it'
   const first = seed(url, ['--people', '40', '--friends', '4', '--messages', '2'])
   t.equal(first.status, 0, first.stderr)
   t.match(first.stdout, /^seeded 40 people, 80 friendships, 80 messages in \d+\.\d s\n$/)
+  // Not a terminal: plain lines on stderr, one as each table is done, no bar drawn over itself.
+  for (const done of ['people 40 / 40', 'friendships 80 / 80', 'messages 80 / 80']) {
+    t.match(first.stderr, new RegExp(`^${done} \\(100%\\) done in \\d+\\.\\d s, \\d+\\.\\d s in all$`, 'm'))
+  }
+  t.notMatch(first.stderr, /\r/)
   t.equal(seed(url, ['--people', '10', '--friends', '2', '--messages', '1']).status, 0)
 
   const handle = createDatabase({ url })

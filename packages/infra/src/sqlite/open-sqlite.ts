@@ -22,6 +22,16 @@ export interface SqliteOptions {
 
 type Statement = ReturnType<BetterSqlite3.Database['prepare']>
 
+const connections = new WeakMap<Kysely<Database>, BetterSqlite3.Database>()
+
+/**
+ * The connection under a SQLite handle, for bulk work that Kysely's one
+ * statement at a time would slow many times over (the seed): pragmas that
+ * only hold outside a transaction, statements prepared once and run a
+ * million times. Only while nothing else uses the handle.
+ */
+export const sqliteConnectionOf = (db: Kysely<Database>): BetterSqlite3.Database | undefined => connections.get(db)
+
 /**
  * Kysely's SQLite driver prepares every query anew; better-sqlite3 statements
  * can be reused, which saves the parse and plan on every request. Statements
@@ -64,6 +74,7 @@ export const openSqlite = ({ path, synchronous = 'FULL', log }: SqliteOptions): 
     dialect: groupCommitDialect(database, cachedPrepare(database)),
     ...(log ? { log } : {})
   })
+  connections.set(db, database)
   return {
     db,
     dialect: 'sqlite',
