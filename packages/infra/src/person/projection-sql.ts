@@ -23,8 +23,11 @@ interface JsonFunctions {
 const DIALECTS: Record<Dialect, JsonFunctions> = {
   sqlite: {
     object: 'json_object',
-    // An aggregate over no rows still gives one row: '[]'.
-    array: (element, from, orderBy) => `(select json_group_array(${element} order by ${orderBy}) from ${from})`,
+    // An aggregate over no rows still gives one row: '[]'. The rows come in
+    // the order of `from`: its friendship range, a co-routine in friend_pk
+    // order, is the outer loop of the join (the friend is found by pk for
+    // each), so an ORDER BY in the aggregate would only add a sort per owner.
+    array: (element, from) => `(select json_group_array(${element}) from ${from})`,
     // A value that comes out of a subquery has lost its JSON subtype: json() marks it again.
     nested: (expression) => `json(${expression})`,
     emptyArray: 'json_array()',
