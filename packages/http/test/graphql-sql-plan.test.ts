@@ -82,7 +82,7 @@ t.test('queries of people and friends answer the same bytes with and without the
     ['aliases, __typename, the same key twice', `{ __typename first: person(id: "${ada!.id}") { __typename who: name name address { __typename town: city } pals: friends(limit: 3) { n: name } best: friends(limit: 1) { id } } }`],
     ['fields under one key merged', `{ person(id: "${ada!.id}") { friends(limit: 4) { id } friends(limit: 4) { name } ... on Person { friends(limit: 4) { age } } } }`],
     ['friends of friends of friends', `{ person(id: "${ada!.id}") { friends(limit: 5) { name friends(limit: 5) { name friends(limit: 2) { id name } } } } }`],
-    ['fragments, inline and named', `query { people(limit: 5) { ...Who friends(limit: 2) { ...Who } } } fragment Who on Person { id ... on Person { name } }`],
+    ['fragments, inline and named', 'query { people(limit: 5) { ...Who friends(limit: 2) { ...Who } } } fragment Who on Person { id ... on Person { name } }'],
     ['@include and @skip from variables', 'query ($all: Boolean!, $n: Int) { people(limit: 4) { name age @include(if: $all) email @skip(if: $all) friends(limit: $n) @include(if: $all) { name } } }', { all: true, n: 2 }],
     ['@include and @skip, the other way', 'query ($all: Boolean!, $n: Int) { people(limit: 4) { name age @include(if: $all) email @skip(if: $all) friends(limit: $n) @include(if: $all) { name } } }', { all: false, n: 2 }],
     ['friends(limit: 0) and limit: null', `{ person(id: "${ada!.id}") { none: friends(limit: 0) { name } dflt: friends(limit: null) { name } } }`],

@@ -37,7 +37,7 @@ const DIALECTS: Record<Dialect, JsonFunctions> = {
     object: 'json_build_object',
     array: (element, from, orderBy) => `coalesce((select json_agg(${element} order by ${orderBy}) from ${from}), '[]'::json)`,
     nested: (expression) => expression,
-    emptyArray: `'[]'::json`,
+    emptyArray: '\'[]\'::json',
     placeholder: (index) => `$${index}`
   }
 }
