@@ -1,4 +1,4 @@
-import { isDomainError, LIST_LIMITS, type AddressEntry, type PersonEntry, type PersonSelection, type ProjectPeopleInput } from '@people-service/domain'
+import { isDomainError, LIST_LIMITS, type AddressEntry, type AddressScalar, type PersonEntry, type PersonScalar, type PersonSelection, type ProjectPeopleInput } from '@people-service/domain'
 import {
   getArgumentValues, getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
   type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema,
@@ -36,9 +36,11 @@ type Variables = Record<string, unknown>
  */
 export const MOST_ROWS_PER_STATEMENT = 4 * CHUNK_ROWS
 
-/** Person's fields the plan knows, and what each becomes. */
-const PERSON_SCALARS = new Set(['id', 'name', 'age', 'email'])
-const ADDRESS_SCALARS = new Set(['street', 'city', 'country'])
+/** Person's and Address's own fields: columns of the person's row. */
+const PERSON_SCALARS: ReadonlySet<string> = new Set<PersonScalar>(['id', 'name', 'age', 'email'])
+const ADDRESS_SCALARS: ReadonlySet<string> = new Set<AddressScalar>(['street', 'city', 'country'])
+const isPersonScalar = (name: string): name is PersonScalar => PERSON_SCALARS.has(name)
+const isAddressScalar = (name: string): name is AddressScalar => ADDRESS_SCALARS.has(name)
 
 type Fragments = Readonly<Record<string, FragmentDefinitionNode>>
 
@@ -137,9 +139,9 @@ const compilable = (selectionSet: SelectionSetNode, level: Level, fragments: Fra
           for (const argument of args) variablesIn(argument.value, shape.variables)
           return selection.selectionSet !== undefined && compilable(selection.selectionSet, 'person', fragments, shape, visiting)
         }
-        return name === '__typename' || PERSON_SCALARS.has(name)
+        return name === '__typename' || isPersonScalar(name)
       case 'address':
-        return name === '__typename' || ADDRESS_SCALARS.has(name)
+        return name === '__typename' || isAddressScalar(name)
     }
     return false
   })
@@ -156,7 +158,7 @@ interface Call {
   answer: (context: GraphQLContext) => Promise<string>
 }
 
-/** Friends' default limit, as the schema gives it (explicit null: the default too). */
+/** A list's limit: an explicit null means the default, as when it is not given (resolvers.ts). */
 const limitOf = (value: unknown, defaultValue: number): number => typeof value === 'number' ? value : defaultValue
 
 class SelectionMaker {
@@ -182,7 +184,7 @@ class SelectionMaker {
       else if (name === 'friends') {
         const { limit } = getArgumentValues(this.#friends, first, this.#variables)
         entries.push({ kind: 'friends', key, limit: limitOf(limit, LIST_LIMITS.friends.default), selection: this.person(merged(nodes)) })
-      } else entries.push({ kind: 'field', key, field: name as 'id' | 'name' | 'age' | 'email' })
+      } else if (isPersonScalar(name)) entries.push({ kind: 'field', key, field: name })
     }
     return entries
   }
@@ -190,9 +192,7 @@ class SelectionMaker {
   #address (selectionSet: SelectionSetNode): AddressEntry[] {
     return [...collectFields(selectionSet, this.#fragments, this.#variables)].map(([key, nodes]) => {
       const name = (nodes[0] as FieldNode).name.value
-      return name === '__typename'
-        ? { kind: 'constant', key, value: 'Address' }
-        : { kind: 'field', key, field: name as 'street' | 'city' | 'country' }
+      return isAddressScalar(name) ? { kind: 'field', key, field: name } : { kind: 'constant', key, value: 'Address' }
     })
   }
 }
