@@ -12,6 +12,10 @@ const codeOf = (error: unknown): string =>
 export const isForeignKeyViolation = (error: unknown): boolean =>
   ['SQLITE_CONSTRAINT_FOREIGNKEY', '23503'].includes(codeOf(error))
 
+/** A NOT NULL column got none (SQLite and PostgreSQL codes). */
+export const isNotNullViolation = (error: unknown): boolean =>
+  ['SQLITE_CONSTRAINT_NOTNULL', '23502'].includes(codeOf(error))
+
 /** A unique index refused a duplicate (SQLite and PostgreSQL codes). */
 export const isUniqueViolation = (error: unknown): boolean =>
   ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505'].includes(codeOf(error))

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from 'kysely'
+import type { Generated, Insertable, Kysely, Selectable } from 'kysely'
 
 /**
  * Table shapes as the database sees them. Timestamps are ISO-8601 text in
@@ -8,6 +8,9 @@ import type { Insertable, Kysely, Selectable } from 'kysely'
 type Timestamp = string | Date
 
 export interface PersonTable {
+  /** The key inside the database (friendships and messages point at it); never leaves it. */
+  pk: Generated<number>
+  /** The public id (UUIDv7): the only id the domain sees. */
   id: string
   name: string
   /** `name` lower-cased by the service (toLowerCase): what `?name=` searches, through a trigram index. */
@@ -25,15 +28,16 @@ export interface PersonTable {
   version: number
 }
 
+/** Stored in both directions; a friend list is ordered by friend_pk, that is by creation. */
 export interface FriendshipTable {
-  person_id: string
-  friend_id: string
-  created_at: Timestamp
+  person_pk: number
+  friend_pk: number
 }
 
 export interface MessageTable {
   id: string
-  person_id: string
+  /** The recipient. */
+  person_pk: number
   text: string
   sender_id: string
   sent_at: Timestamp

@@ -24,17 +24,5 @@ export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBo
   const exact = sql<SqlBool>`instr(person.name_lower, ${lower}) > 0`
   if ([...lower].length < 3) return exact
   const phrase = `"${lower.replaceAll('"', '""')}"`
-  return sql<SqlBool>`person.rowid in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
+  return sql<SqlBool>`person.pk in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
 }
-
-/**
- * People as a join reads them for a friend's name: (id, name) only. On
- * SQLite from the (id, name) index alone (migration 2026-11-24-person-id-name):
- * without statistics its planner takes the primary key's index and then reads
- * each friend's row, two b-trees instead of one. The subquery is flattened
- * into the join by both databases.
- */
-export const personNames = (dialect: Dialect) =>
-  (dialect === 'sqlite'
-    ? sql<{ id: string, name: string }>`(select id, name from person indexed by person_id_name)`
-    : sql<{ id: string, name: string }>`(select id, name from person)`).as('person')

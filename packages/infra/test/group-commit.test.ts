@@ -91,7 +91,7 @@ t.test('many concurrent transactions and writes all commit, each durable when it
   const spokes = Array.from({ length: 150 }, (_, i) => personNamed(`Spoke ${i}`))
   const friendsSeen = new BetterSqlite3(database.path, { readonly: true })
   t.teardown(() => friendsSeen.close())
-  const isFriend = friendsSeen.prepare('select count(*) from friendship where person_id = ? and friend_id = ?').pluck()
+  const isFriend = friendsSeen.prepare('select count(*) from friendship join person p on p.pk = person_pk join person f on f.pk = friend_pk where p.id = ? and f.id = ?').pluck()
   const notDurable: string[] = []
   await Promise.all(spokes.map(async (spoke) => {
     await people.insert(spoke)

@@ -41,9 +41,9 @@ for (const [store, open] of Object.entries(stores)) {
     t.same(Object.fromEntries(reports), { people: [301, 301], friendships: [3010, 3010], messages: [903, 903] }, 'progress ends at each total')
     t.equal(await count(handle, sql`select count(*) as n from person`), 302, 'the person already there stays')
     t.equal(await count(handle, sql`select count(*) as n from friendship`), 301 * 20)
-    t.equal(await count(handle, sql`select count(*) as n from (select person_id from friendship group by person_id having count(*) <> 20) odd`), 0, 'everyone has 20 friends')
-    t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_id = f.friend_id or not exists
-      (select 1 from friendship g where g.person_id = f.friend_id and g.friend_id = f.person_id)`), 0, 'no one befriends themselves, every friendship is stored both ways')
+    t.equal(await count(handle, sql`select count(*) as n from (select person_pk from friendship group by person_pk having count(*) <> 20) odd`), 0, 'everyone has 20 friends')
+    t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_pk = f.friend_pk or not exists
+      (select 1 from friendship g where g.person_pk = f.friend_pk and g.friend_pk = f.person_pk)`), 0, 'no one befriends themselves, every friendship is stored both ways')
     t.equal(await count(handle, sql`select count(*) as n from message`), 903)
     t.same(await schemaOf(handle), schema, 'every index and trigger set aside is back as it was')
 
@@ -81,15 +81,15 @@ t.test('everyone gets exactly the friends asked for, odd counts included, up to 
     for (const friends of [0, 1, 2, 3, 5, 6, 9, 20]) {
       const handle = await sqliteFile(t)
       const result = await seedDatabase(handle, { people, friends, messages: 0 })
-      const { rows } = await sql<{ n: number }>`select count(f.person_id) as n from person p left join friendship f on f.person_id = p.id group by p.id`.execute(handle.db)
+      const { rows } = await sql<{ n: number }>`select count(f.person_pk) as n from person p left join friendship f on f.person_pk = p.pk group by p.pk`.execute(handle.db)
       const counts = rows.map((row) => Number(row.n)).sort((a, b) => a - b)
       const each = Math.min(friends, people - 1)
       // n people cannot all have an odd number of friends when n is odd: one has one less.
       const expected = Array.from({ length: people }, (_, i) => (i === 0 && each % 2 === 1 && people % 2 === 1 ? each - 1 : each))
       t.same(counts, expected, `${people} people, --friends ${friends}`)
       t.equal(result.friendships * 2, counts.reduce((sum, n) => sum + n, 0), 'the reported count is of friendships, each stored twice')
-      t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_id = f.friend_id or not exists
-        (select 1 from friendship g where g.person_id = f.friend_id and g.friend_id = f.person_id)`), 0, 'mutual, never oneself')
+      t.equal(await count(handle, sql`select count(*) as n from friendship f where f.person_pk = f.friend_pk or not exists
+        (select 1 from friendship g where g.person_pk = f.friend_pk and g.friend_pk = f.person_pk)`), 0, 'mutual, never oneself')
     }
   }
 })

@@ -97,7 +97,7 @@ const crashAndCheck = async (t: Test, serverEnv: Record<string, string>, reuse?:
   return first.dataDir
 }
 
-const ONE_SIDED = 'select count(*) as n from friendship f where not exists (select 1 from friendship g where g.person_id = f.friend_id and g.friend_id = f.person_id)'
+const ONE_SIDED = 'select count(*) as n from friendship f where not exists (select 1 from friendship g where g.person_pk = f.friend_pk and g.friend_pk = f.person_pk)'
 const WITHOUT_ADDRESS = "select count(*) as n from person where name like 'Worker %' and (has_address = 0 or city is null)"
 
 t.test('SQLite: SIGKILL under concurrent writes loses nothing acknowledged and leaves nothing half-written', async (t) => {

@@ -3,29 +3,33 @@ import type { Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { translateErrors } from '../database-errors.js'
 import { param, prepareQuery } from '../prepared-query.js'
-import { personNames } from '../sql-dialect.js'
 
-export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialect): FriendshipRepository => {
+/*
+ * Friendships are stored by the people's integer keys, in both directions;
+ * the public ids are looked up through person's unique index on id. A
+ * friend list is ordered by friend_pk: keys are given in creation order,
+ * which is the order of the UUIDv7 ids.
+ */
+export const kyselyFriendshipRepository = (db: Kysely<Database>, _dialect: Dialect): FriendshipRepository => {
   const friendsOf = prepareQuery<PersonSummary, { personId: string, limit: number }>(db, db.selectFrom('friendship')
-    .innerJoin(personNames(dialect), 'person.id', 'friendship.friend_id')
+    .innerJoin('person', 'person.pk', 'friendship.friend_pk')
     .select(['person.id', 'person.name'])
-    .where('friendship.person_id', '=', param<string>('personId'))
-    .orderBy('friendship.friend_id')
+    .where('friendship.person_pk', '=', db.selectFrom('person as owner').select('owner.pk').where('owner.id', '=', param<string>('personId')))
+    .orderBy('friendship.friend_pk')
     .limit(param<number>('limit')))
   const listFriends = async (personId: string, limit: number): Promise<PersonSummary[]> => friendsOf({ personId, limit })
 
   return translateErrors({
-    async add (personId, friendId, since) {
+    async add (personId, friendId) {
       await db.transaction().execute(async (trx) => {
-        const found = await trx.selectFrom('person').select('id').where('id', 'in', [personId, friendId]).execute()
-        const existing = new Set(found.map((row) => row.id))
-        for (const id of [personId, friendId]) if (!existing.has(id)) throw personNotFound(id)
-        const createdAt = since.toISOString()
+        const found = await trx.selectFrom('person').select(['pk', 'id']).where('id', 'in', [personId, friendId]).execute()
+        const pks = new Map(found.map((row) => [row.id, row.pk]))
+        const personPk = pks.get(personId)
+        const friendPk = pks.get(friendId)
+        if (personPk === undefined) throw personNotFound(personId)
+        if (friendPk === undefined) throw personNotFound(friendId)
         await trx.insertInto('friendship')
-          .values([
-            { person_id: personId, friend_id: friendId, created_at: createdAt },
-            { person_id: friendId, friend_id: personId, created_at: createdAt }
-          ])
+          .values([{ person_pk: personPk, friend_pk: friendPk }, { person_pk: friendPk, friend_pk: personPk }])
           .onConflict((conflict) => conflict.doNothing())
           .execute()
       })
@@ -33,12 +37,8 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
 
     // One statement removes both directions, so no reader sees half a friendship.
     async remove (personId, friendId) {
-      await db.deleteFrom('friendship')
-        .where((eb) => eb.or([
-          eb.and([eb('person_id', '=', personId), eb('friend_id', '=', friendId)]),
-          eb.and([eb('person_id', '=', friendId), eb('friend_id', '=', personId)])
-        ]))
-        .execute()
+      const pair = db.selectFrom('person').select('pk').where('id', 'in', [personId, friendId])
+      await db.deleteFrom('friendship').where('person_pk', 'in', pair).where('friend_pk', 'in', pair).execute()
     },
 
     listFriends,
@@ -52,18 +52,19 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
       if (personIds.length === 1) return result.set(personIds[0] as string, await listFriends(personIds[0] as string, limit))
       const rows = await db
         .with('ranked', (q) => q.selectFrom('friendship')
+          .innerJoin('person as owner', 'owner.pk', 'friendship.person_pk')
           .select((eb) => [
-            'person_id',
-            'friend_id',
-            eb.fn.agg<number>('row_number').over((over) => over.partitionBy('person_id').orderBy('friend_id')).as('rank')
+            'owner.id as ownerId',
+            'friendship.friend_pk',
+            eb.fn.agg<number>('row_number').over((over) => over.partitionBy('friendship.person_pk').orderBy('friendship.friend_pk')).as('rank')
           ])
-          .where('person_id', 'in', personIds))
+          .where('owner.id', 'in', personIds))
         .selectFrom('ranked')
-        .innerJoin(personNames(dialect), 'person.id', 'ranked.friend_id')
-        .select(['ranked.person_id as ownerId', 'person.id', 'person.name'])
+        .innerJoin('person', 'person.pk', 'ranked.friend_pk')
+        .select(['ranked.ownerId', 'person.id', 'person.name'])
         .where('ranked.rank', '<=', limit)
-        .orderBy('ranked.person_id')
-        .orderBy('ranked.friend_id')
+        .orderBy('ranked.ownerId')
+        .orderBy('ranked.friend_pk')
         .execute()
       for (const { ownerId, id, name } of rows) result.get(ownerId)?.push({ id, name })
       return result

@@ -1,5 +1,5 @@
 import { systemClock, uuidv7Generator } from '@people-service/domain'
-import type { Insertable } from 'kysely'
+import { sql, type Insertable } from 'kysely'
 import type { Database, DatabaseHandle } from '../database.js'
 import { toPersonRow } from '../person/person.rows.js'
 import { bulkInsert, setAsideIndexes } from './bulk-load.js'
@@ -76,17 +76,21 @@ export const seedDatabase = async (handle: DatabaseHandle, options: SeedOptions)
   const n = options.people
 
   const personIds: string[] = new Array(n)
+  // Keys given here, after any already taken, so friendships and messages can name them.
+  const { rows: [last] } = await sql<{ pk: number | null }>`select max(pk) as pk from person`.execute(handle.db)
+  const firstPk = Number(last?.pk ?? 0) + 1
   await load(handle, 'person', (function * () {
     for (let i = 0; i < n; i++) {
       const id = ids.next()
       personIds[i] = id
-      yield toPersonRow({ id, ...syntheticPerson(random, i), createdAt: now, updatedAt: now, version: 1 })
+      yield { pk: firstPk + i, ...toPersonRow({ id, ...syntheticPerson(random, i), createdAt: now, updatedAt: now, version: 1 }) }
     }
   })(), reporter('people', n))
+  // PostgreSQL's identity sequence does not see keys given explicitly.
+  if (handle.dialect === 'postgres') await sql`select setval(pg_get_serial_sequence('person', 'pk'), (select coalesce(max(pk), 0) + 1 from person), false)`.execute(handle.db)
 
   const { offsets, partner } = friendshipPattern(random, n, options.friends)
   const pairs = n * offsets.length + Math.floor(n / 2) * (partner === undefined ? 0 : 1)
-  const createdAt = now.toISOString()
   // Each person's rows are written together, friends in id order (ids
   // increase with i), so the primary key's b-tree only ever grows at its end.
   await load(handle, 'friendship', (function * () {
@@ -95,7 +99,7 @@ export const seedDatabase = async (handle: DatabaseHandle, options: SeedOptions)
       const b = partner?.(a)
       if (b !== undefined) friends.push(b)
       friends.sort((x, y) => x - y)
-      for (const b of friends) yield { person_id: personIds[a] as string, friend_id: personIds[b] as string, created_at: createdAt }
+      for (const b of friends) yield { person_pk: firstPk + a, friend_pk: firstPk + b }
     }
   })(), reporter('friendships', pairs, 2))
 
@@ -104,7 +108,7 @@ export const seedDatabase = async (handle: DatabaseHandle, options: SeedOptions)
     for (let i = 0; i < messages; i++) {
       yield {
         id: ids.next(),
-        person_id: personIds[Math.floor(i / options.messages)] as string,
+        person_pk: firstPk + Math.floor(i / options.messages),
         text: `Synthetic message ${i}`,
         sender_id: 'seed',
         sent_at: new Date(now.getTime() + i).toISOString()
