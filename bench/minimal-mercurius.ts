@@ -19,14 +19,14 @@ interface FriendRow { owner: string, id: string, name: string }
 const byId = db.prepare<[string], PersonRow>('select * from person where id = ?')
 const page = db.prepare<[number], PersonRow>('select * from person order by id limit ?')
 // Friends of many people in one statement: the ids bound as one JSON array,
-// each person's friends ranked by id and cut at the limit.
+// each person's friends ranked by key (creation order) and cut at the limit.
 const friendsOfMany = db.prepare<[string, number], FriendRow>(`
   select owner, id, name from (
-    select f.person_id as owner, p.id, p.name,
-           row_number() over (partition by f.person_id order by f.friend_id) as rank
-    from friendship f join person p on p.id = f.friend_id
-    where f.person_id in (select value from json_each(?))
-  ) where rank <= ? order by owner, id`)
+    select o.id as owner, p.id, p.name, f.friend_pk,
+           row_number() over (partition by f.person_pk order by f.friend_pk) as rank
+    from friendship f join person o on o.pk = f.person_pk join person p on p.pk = f.friend_pk
+    where f.person_pk in (select pk from person where id in (select value from json_each(?)))
+  ) where rank <= ? order by owner, friend_pk`)
 
 const toPerson = (row: PersonRow) => ({
   id: row.id,
