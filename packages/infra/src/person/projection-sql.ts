@@ -14,8 +14,6 @@ interface JsonFunctions {
   object: string
   /** The JSON array of `element` over the rows of `from`, in the order of `orderBy`; [] when there are none. */
   array(element: string, from: string, orderBy: string): string
-  /** A nested value that is already JSON, as the object function takes it. */
-  nested(expression: string): string
   emptyArray: string
   placeholder(index: number): string
 }
@@ -28,15 +26,12 @@ const DIALECTS: Record<Dialect, JsonFunctions> = {
     // order, is the outer loop of the join (the friend is found by pk for
     // each), so an ORDER BY in the aggregate would only add a sort per owner.
     array: (element, from) => `(select json_group_array(${element}) from ${from})`,
-    // A value that comes out of a subquery has lost its JSON subtype: json() marks it again.
-    nested: (expression) => `json(${expression})`,
     emptyArray: 'json_array()',
     placeholder: () => '?'
   },
   postgres: {
     object: 'json_build_object',
     array: (element, from, orderBy) => `coalesce((select json_agg(${element} order by ${orderBy}) from ${from}), '[]'::json)`,
-    nested: (expression) => expression,
     emptyArray: '\'[]\'::json',
     placeholder: (index) => `$${index}`
   }
@@ -86,7 +81,10 @@ class ProjectionCompiler {
     const friend = this.alias('f')
     const from = `(select friend_pk from friendship where person_pk = ${owner}.pk order by friend_pk limit ${limit}) ${link} ` +
       `join person ${friend} on ${friend}.pk = ${link}.friend_pk`
-    return this.#json.nested(this.#json.array(this.person(friend, selection), from, `${link}.friend_pk`))
+    // SQLite: the scalar subquery's value keeps its JSON subtype, so the
+    // enclosing json_object embeds the array as it is, unparsed (the
+    // repository contract would see an array quoted as a string otherwise).
+    return this.#json.array(this.person(friend, selection), from, `${link}.friend_pk`)
   }
 }
 
