@@ -209,6 +209,11 @@ export interface FallbackPlan {
   run(context: GraphQLContext, variables: Variables): Promise<ExecutionResult>
 }
 
+/**
+ * One operation's SQL plan (made once per document and operation,
+ * prepared-operation.ts): its root fields answered by the projections use
+ * cases, one statement each, in parallel as the resolvers run them.
+ */
 export class SqlPlan {
   readonly #schema: GraphQLSchema
   readonly #node: OperationDefinitionNode
