@@ -1,6 +1,10 @@
 export * from './errors.js'
 export * from './person/person.js'
 export type { PersonRepository, ListPeopleQuery } from './person/person.repository.js'
+export type {
+  AddressEntry, AddressScalar, PeoplePageQuery, PersonEntry, PersonProjections, PersonScalar, PersonSelection
+} from './person/person-projection.js'
+export { referenceProjections } from './person/reference-projections.js'
 export type { FriendshipRepository } from './friendship/friendship.repository.js'
 export * from './message/message.js'
 export type { MessageRepository, InboxQuery } from './message/message.repository.js'

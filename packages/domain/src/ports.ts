@@ -7,6 +7,7 @@ import type { IdempotencyRepository } from './idempotency/idempotency.repository
 import type { FriendshipRepository } from './friendship/friendship.repository.js'
 import type { MessageEvents } from './message/message.events.js'
 import type { MessageRepository } from './message/message.repository.js'
+import type { PersonProjections } from './person/person-projection.js'
 import type { PersonRepository } from './person/person.repository.js'
 import type { Clock } from './shared/clock.js'
 import type { IdGenerator } from './shared/ids.js'
@@ -16,6 +17,8 @@ import type { UnitOfWork } from './shared/unit-of-work.js'
 export interface Ports {
   people: PersonRepository
   friendships: FriendshipRepository
+  /** People as JSON shaped by a selection (a GraphQL query's, say), built by the store. */
+  projections: PersonProjections
   messages: MessageRepository
   accounts: AccountRepository
   apiKeys: ApiKeyRepository

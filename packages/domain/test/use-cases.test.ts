@@ -258,3 +258,24 @@ t.test('text holding U+0000 is refused or matches nothing, and never reaches a r
   await t.rejects(access.createApiKey(admin, { name: 'key \ud83d' }), { code: 'VALIDATION_FAILED', field: 'name' }, 'a lone surrogate, as in every stored text')
   await t.rejects(access.logIn(`root${nul}`, 'correct horse battery'), { code: 'INVALID_CREDENTIALS' })
 })
+
+t.test('projectPerson and projectPeople answer as getPerson and listPeople, as JSON shaped by the selection', async (t) => {
+  const { useCases } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada', age: 36, address: { city: 'London' } })
+  const bob = await useCases.createPerson({ name: 'Bob' })
+  await useCases.befriend(ada.id, bob.id)
+  const selection = [
+    { kind: 'field', key: 'who', field: 'name' },
+    { kind: 'address', key: 'address', selection: [{ kind: 'field', key: 'city', field: 'city' }] },
+    { kind: 'friends', key: 'friends', limit: 10, selection: [{ kind: 'field', key: 'id', field: 'id' }] }
+  ] as const
+  t.equal(await useCases.projectPerson(ada.id, selection), `{"who":"Ada","address":{"city":"London"},"friends":[{"id":"${bob.id}"}]}`)
+  t.equal(await useCases.projectPerson('no-such-id', selection), undefined, 'an id that is no id names nobody')
+  t.equal(await useCases.projectPerson(uuidv7Generator().next(), selection), undefined, 'nor does one nobody has')
+  t.equal(await useCases.projectPeople({ limit: 1 }, selection), `[${await useCases.projectPerson(ada.id, selection)}]`)
+  const next = (await useCases.listPeople({ limit: 1 })).next
+  t.equal(await useCases.projectPeople({ limit: 5, ...(next === undefined ? {} : { cursor: next }) }, [{ kind: 'field', key: 'name', field: 'name' }]), '[{"name":"Bob"}]')
+  await t.rejects(useCases.projectPeople({ cursor: 'bm9wZQ' }, selection), { code: 'INVALID_CURSOR' })
+  await t.rejects(useCases.projectPeople({ limit: 1001 }, selection), { code: 'VALIDATION_FAILED' })
+  await t.rejects(useCases.projectPerson(ada.id, [{ kind: 'friends', key: 'f', limit: 101, selection: [] }]), { code: 'VALIDATION_FAILED' })
+})

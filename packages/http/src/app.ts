@@ -47,6 +47,12 @@ export interface AppOptions {
    */
   graphqlJit?: number | false
   /**
+   * Queries of people and friends the database can answer whole run as one
+   * statement per root field that builds the JSON; false: always with the
+   * resolvers. Default true.
+   */
+  graphqlSqlPlan?: boolean
+  /**
    * WebSocket connections to /graphql: the `connection_init` deadline, live
    * subscriptions per caller, how often credentials are checked anew.
    * Defaults: SUBSCRIPTION_DEFAULTS (10 s, 20, 1 s).
@@ -145,7 +151,8 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     subscriptions: { ...SUBSCRIPTION_DEFAULTS, ...options.subscriptions },
     production,
     maxCost: options.graphqlMaxCost ?? GRAPHQL_LIMITS.defaultMaxCost,
-    jit: options.graphqlJit ?? GRAPHQL_LIMITS.jitAfter
+    jit: options.graphqlJit ?? GRAPHQL_LIMITS.jitAfter,
+    sqlPlan: options.graphqlSqlPlan ?? true
   })
   methods.close()
 

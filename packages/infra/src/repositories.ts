@@ -7,14 +7,16 @@ import { kyselyIdempotencyRepository } from './idempotency/kysely-idempotency.re
 import { kyselyFriendshipRepository } from './friendship/kysely-friendship.repository.js'
 import { kyselyMessageRepository } from './message/kysely-message.repository.js'
 import { kyselyPersonRepository } from './person/kysely-person.repository.js'
+import { sqlPersonProjections } from './person/sql-person-projections.js'
 import { kyselyUnitOfWork } from './unit-of-work.js'
 
-export type Repositories = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
+export type Repositories = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
 
 /** The domain's storage ports over one database. */
 export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositories => ({
   people: kyselyPersonRepository(db, dialect),
   friendships: kyselyFriendshipRepository(db, dialect),
+  projections: sqlPersonProjections(db, dialect),
   messages: kyselyMessageRepository(db, dialect),
   accounts: kyselyAccountRepository(db, dialect),
   apiKeys: kyselyApiKeyRepository(db),

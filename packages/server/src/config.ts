@@ -15,6 +15,8 @@ export interface Config {
   graphqlMaxCost: number
   /** Compile a GraphQL query with graphql-jit after this many runs; 0: never (GRAPHQL_JIT). */
   graphqlJit: number
+  /** Queries of people and friends as one statement per root field (GRAPHQL_SQL_PLAN=0: always the resolvers). */
+  graphqlSqlPlan: boolean
   /** Live GraphQL subscriptions per caller on one instance (GRAPHQL_MAX_SUBSCRIPTIONS). */
   graphqlMaxSubscriptions: number
   /** Browser origins allowed by CORS (CORS_ORIGINS, comma-separated). */
@@ -152,6 +154,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),
+    graphqlSqlPlan: integer(env, 'GRAPHQL_SQL_PLAN', 1, 0, 1) === 1,
     graphqlMaxSubscriptions: integer(env, 'GRAPHQL_MAX_SUBSCRIPTIONS', SUBSCRIPTION_DEFAULTS.maxPerCaller, 1, 100_000),
     corsOrigins: origins(env.CORS_ORIGINS),
     trustProxy: trustedProxies(env.TRUST_PROXY),

@@ -99,6 +99,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     production: config.production,
     graphqlMaxCost: config.graphqlMaxCost,
     graphqlJit: config.graphqlJit === 0 ? false : config.graphqlJit,
+    graphqlSqlPlan: config.graphqlSqlPlan,
     subscriptions: { maxPerCaller: config.graphqlMaxSubscriptions },
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,

@@ -5,6 +5,7 @@ import type { MessageEvents } from '../message/message.events.js'
 import type { MessageRepository } from '../message/message.repository.js'
 import type { Person, PersonSummary } from '../person/person.js'
 import type { PersonRepository } from '../person/person.repository.js'
+import { referenceProjections } from '../person/reference-projections.js'
 import type { IdempotencyRecord } from '../idempotency/idempotency.repository.js'
 import type { Ports } from '../ports.js'
 import type { TransactionPorts, UnitOfWork } from '../shared/unit-of-work.js'
@@ -186,7 +187,7 @@ export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { e
   const store = emptyStore()
   const apiKeys = inMemoryApiKeyRepository()
   const apiKeyUsage = inMemoryApiKeyUsageRepository()
-  return {
+  const ports = {
     people: peopleRepository(store),
     friendships: friendshipRepository(store),
     messages: messageRepository(store),
@@ -202,4 +203,6 @@ export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { e
     events: inMemoryMessageEvents(),
     ...overrides
   }
+  // Over whichever people and friendships the ports end up with.
+  return { ...ports, projections: overrides.projections ?? referenceProjections(ports) }
 }

@@ -4,6 +4,8 @@ import type { Account } from '../account/account.js'
 import type { ApiKey } from '../api-key/api-key.js'
 import type { Message } from '../message/message.js'
 import type { Person } from '../person/person.js'
+import type { PersonSelection } from '../person/person-projection.js'
+import { referenceProjections } from '../person/reference-projections.js'
 import type { Ports } from '../ports.js'
 import { uuidv7Generator } from '../shared/ids.js'
 import { idempotencyContract } from './idempotency-contract.js'
@@ -13,7 +15,7 @@ import { idempotencyContract } from './idempotency-contract.js'
  * agnostic: each case throws (node:assert) on failure, so any test runner can
  * call it with a fresh, empty set of repositories.
  */
-export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
+export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
 
 export interface ContractCase {
   name: string
@@ -393,6 +395,52 @@ export const repositoryContract: ContractCase[] = [
       assert.deepEqual(await apiKeys.findById(staysKey!.id), staysKey)
       assert.deepEqual(await apiKeyUsage.byDay(staysKey!.id), [{ day: '2026-11-22', requests: 1 }])
       assert.deepEqual(await messages.findById(sent.id), sent)
+    }
+  },
+  {
+    name: 'projections are the JSON of what the repositories read, byte for byte, friends in list order',
+    async run ({ people, friendships, projections }) {
+      const names = ['Zoë "Z" O\'Brien 😀', 'tab\tnewline\n', 'back\\slash \u2028', 'control \u0001\u001f\u007f']
+      const stored = [
+        ...await insertPeople({ people } as RepositoryPorts, 4),
+        person({ name: names[0], age: null, email: null, address: null }),
+        person({ name: names[1], address: { street: null, city: null, country: null } }),
+        person({ name: names[2], address: { street: null, city: 'Paris', country: null } }),
+        person({ name: names[3] })
+      ]
+      for (const p of stored.slice(4)) await people.insert(p)
+      for (const [i, p] of stored.entries()) {
+        for (const friend of stored.slice(i + 1, i + 5)) await friendships.add(p.id, friend.id, at())
+      }
+      const selection: PersonSelection = [
+        { kind: 'constant', key: '__typename', value: 'Person' },
+        { kind: 'field', key: 'who', field: 'name' },
+        { kind: 'field', key: 'id', field: 'id' },
+        { kind: 'field', key: 'age', field: 'age' },
+        { kind: 'field', key: 'email', field: 'email' },
+        { kind: 'address', key: 'address', selection: [{ kind: 'field', key: 'city', field: 'city' }, { kind: 'constant', key: 't', value: 'Address' }, { kind: 'field', key: 'street', field: 'street' }] },
+        {
+          kind: 'friends',
+          key: 'friends',
+          limit: 3,
+          selection: [
+            { kind: 'field', key: 'name', field: 'name' },
+            { kind: 'friends', key: 'none', limit: 0, selection: [{ kind: 'field', key: 'id', field: 'id' }] },
+            { kind: 'friends', key: 'more', limit: 2, selection: [{ kind: 'field', key: 'country', field: 'name' }, { kind: 'address', key: 'a', selection: [{ kind: 'field', key: 'country', field: 'country' }] }] }
+          ]
+        }
+      ]
+      const reference = referenceProjections({ people, friendships })
+      for (const p of stored) assert.equal(await projections.findJson(p.id, selection), await reference.findJson(p.id, selection))
+      assert.equal(await projections.findJson(ids.next(), selection), undefined)
+      const [, second] = stored
+      for (const query of [{ limit: 3 }, { limit: 100 }, { limit: 3, afterId: second!.id }, { limit: 3, afterId: ids.next() }]) {
+        assert.equal(await projections.listJson(query, selection), await reference.listJson(query, selection))
+      }
+      // What the reference gives, spelled out for one person.
+      const [first] = stored
+      const shown = JSON.parse(await projections.findJson(first!.id, selection) ?? 'null') as { friends: Array<{ name: string }> }
+      assert.deepEqual(shown.friends.map((friend) => friend.name), ['Person 1', 'Person 2', 'Person 3'])
     }
   },
   ...idempotencyContract

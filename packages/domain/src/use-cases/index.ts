@@ -24,6 +24,7 @@ import { listFriendsOfMany } from './list-friends-of-many.js'
 import { listInbox } from './list-inbox.js'
 import { listInboxOfMany } from './list-inbox-of-many.js'
 import { listPeople } from './list-people.js'
+import { projectPeople, projectPerson } from './project-people.js'
 import { idempotently } from './idempotently.js'
 import { sendMessage, storeMessage, type SendMessageInput } from './send-message.js'
 import { unfriend } from './unfriend.js'
@@ -31,8 +32,9 @@ import { updatePerson } from './update-person.js'
 
 export {
   befriend, createPerson, deletePerson, getMessage, getPeopleByIds, getPerson, listFriends, listFriendsOfMany,
-  listInbox, listInboxOfMany, listPeople, sendMessage, unfriend, updatePerson
+  listInbox, listInboxOfMany, listPeople, projectPeople, projectPerson, sendMessage, unfriend, updatePerson
 }
+export type { ProjectPeopleInput } from './project-people.js'
 export { cursorAfterPerson, type ListPeopleInput } from './list-people.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
@@ -49,7 +51,7 @@ export type { EnsureAdminResult } from './ensure-admin.js'
  * The ports of people, friendships and messages: all createUseCases needs.
  * Each use case alone takes fewer (see its factory's parameter).
  */
-export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'messages' | 'clock' | 'ids' | 'events' | 'idempotency' | 'unitOfWork'>
+export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'clock' | 'ids' | 'events' | 'idempotency' | 'unitOfWork'>
 
 /** The ports of accounts, logins and API keys: all createAccessUseCases needs. */
 export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'clock' | 'ids'>
@@ -86,7 +88,9 @@ const plainUseCases = (ports: UseCasePorts) => ({
   sendMessage: sendMessage(ports),
   getMessage: getMessage(ports),
   listInbox: listInbox(ports),
-  listInboxOfMany: listInboxOfMany(ports)
+  listInboxOfMany: listInboxOfMany(ports),
+  projectPerson: projectPerson(ports),
+  projectPeople: projectPeople(ports)
 })
 
 export type UseCases = ReturnType<typeof createUseCases>

@@ -12,7 +12,7 @@ export interface ListPeopleInput {
   name?: string
 }
 
-const decodePeopleCursor = (cursor: string): string => {
+export const decodePeopleCursor = (cursor: string): string => {
   const [afterId = ''] = decodeCursor(cursor, 1)
   if (!isId(afterId)) throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
   return afterId

@@ -103,11 +103,25 @@ const formatFieldError = (error: GraphQLError, options: FormatOptions): GraphQLF
   return { ...internal(original, options), ...where }
 }
 
-/** A result's status and body: 400 without `data` when execution never started, else 200 with `data` and any field errors beside it. */
+/**
+ * A result's status and body: 400 without `data` when execution never
+ * started, else 200 with `data` and any field errors beside it. The body is
+ * JSON text already when the database wrote its `data` (sql-plan.ts).
+ */
 export interface FormattedResult {
   status: number
-  body: { data?: ExecutionResult['data'], errors?: GraphQLFormattedError[], extensions?: ResponseExtensions }
+  body: ResultBody | string
 }
+
+interface ResultBody { data?: ExecutionResult['data'], errors?: GraphQLFormattedError[], extensions?: ResponseExtensions }
+
+/**
+ * The body of a result whose `data` the database wrote as JSON text: the
+ * bytes JSON.stringify gives for `{ data, extensions }`, without parsing the
+ * data to write it again.
+ */
+export const formatJsonData = ({ text }: { text: string }, extensions: ResponseExtensions): FormattedResult =>
+  ({ status: 200, body: `{"data":${text},"extensions":${JSON.stringify(extensions)}}` })
 
 /**
  * Shapes an execution result. A result without `data` never started
@@ -120,7 +134,7 @@ export const formatResult = (execution: ExecutionResult, options: FormatOptions,
   return { status, body: extensions === undefined ? body : { ...body, extensions } }
 }
 
-const shaped = (execution: ExecutionResult, options: FormatOptions): FormattedResult => {
+const shaped = (execution: ExecutionResult, options: FormatOptions): { status: number, body: ResultBody } => {
   if (execution.errors === undefined || execution.errors.length === 0) return { status: 200, body: { data: execution.data } }
   if (execution.data === undefined) {
     return { status: 400, body: { errors: execution.errors.map((e) => formatRequestError(e, options)) } }

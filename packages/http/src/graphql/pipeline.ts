@@ -5,9 +5,10 @@ import { RateLimitedError } from '../auth/rate-limits.js'
 import type { GraphQLContext } from './context.js'
 import { requestsFor } from './cost.js'
 import { DocumentCache, type DocumentSettings } from './documents.js'
-import { formatResult, GraphQLRequestError, requestError, type CostReport, type FormattedResult } from './error-format.js'
+import { formatJsonData, formatResult, GraphQLRequestError, requestError, type CostReport, type FormattedResult } from './error-format.js'
 import { planOf } from './plan.js'
 import type { PreparedOperation } from './prepared-operation.js'
+import { JsonData } from './sql-plan.js'
 
 /*
  * One GraphQL operation, from its text to its answer, in stages:
@@ -149,6 +150,7 @@ export const createPipeline = ({ production, ...settings }: PipelineOptions): Pi
       }
       const plan = planOf(checked.operation)
       const result = await plan.run(context, checked.variables)
+      if (result instanceof JsonData) return formatJsonData(result, { cost })
       return formatResult(result, { production, requestId: context.requestId, log }, { cost })
     }
   }

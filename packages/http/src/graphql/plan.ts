@@ -2,10 +2,12 @@ import { execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } 
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit'
 import type { GraphQLContext } from './context.js'
 import type { PreparedOperation } from './prepared-operation.js'
+import type { JsonData } from './sql-plan.js'
 
 /** How a checked operation runs: with its coerced variables, in a request's context. */
 export interface Plan {
-  run(context: GraphQLContext, variables: Record<string, unknown>): Promise<ExecutionResult>
+  /** The result, or the `data` of one without errors as the database wrote it. */
+  run(context: GraphQLContext, variables: Record<string, unknown>): Promise<ExecutionResult | JsonData>
 }
 
 // The resolvers are all on the schema's fields; the root value carries nothing.
@@ -54,9 +56,9 @@ export class ResolverPlan implements Plan {
 }
 
 /**
- * The plan stage: how an operation that passed every check will run. Every
- * operation runs with the resolvers today; an operation whose selection the
- * database can answer in one statement per level would get its own plan
- * here, and anything else would keep this one.
+ * The plan stage: how an operation that passed every check will run. A
+ * query of people and friends the database can answer whole runs as one
+ * statement per root field that builds its JSON (sql-plan.ts); anything
+ * else runs with the resolvers.
  */
-export const planOf = (operation: PreparedOperation): Plan => operation.resolvers
+export const planOf = (operation: PreparedOperation): Plan => operation.sql ?? operation.resolvers

@@ -32,6 +32,8 @@ export interface GraphQLOptions {
   maxCost: number
   /** Compile an operation with graphql-jit once it has run this many times; false: never. */
   jit: number | false
+  /** Queries of people and friends as one statement per root field that builds the JSON (sql-plan.ts). */
+  sqlPlan: boolean
 }
 
 /**
@@ -44,12 +46,12 @@ export interface GraphQLOptions {
  * and loaders keyed by whole parent objects.
  */
 export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
-  const { useCases, access, revocations, messageBus, production, maxCost, jit } = options
+  const { useCases, access, revocations, messageBus, production, maxCost, jit, sqlPlan } = options
   // One executable schema: Mercurius attaches the resolvers to it when it registers.
   const schema = buildSchema(schemaText)
   // Nothing reachable by omission: every root field has a row in the table.
   assertEveryRootFieldGoverned(schema)
-  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, jit, production })
+  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, jit, sqlPlan, production })
 
   // An own scope: the error handler answers in GraphQL shape on /graphql only.
   await app.register(async (scope) => {

@@ -5,6 +5,7 @@ import { fragmentsOf, operationAuthorization } from './authorization.js'
 import { costTooHighError, operationCost } from './cost.js'
 import { GraphQLRequestError } from './error-format.js'
 import { ResolverPlan } from './plan.js'
+import { SqlPlan } from './sql-plan.js'
 
 export interface OperationSettings {
   /** The executable schema (resolvers attached). */
@@ -13,6 +14,8 @@ export interface OperationSettings {
   maxCost: number
   /** Compile an operation with graphql-jit once it has run this many times; false: never. */
   jit: number | false
+  /** Compile the queries the database can answer whole into one statement per root field (sql-plan.ts). */
+  sqlPlan: boolean
 }
 
 type Variables = Record<string, unknown>
@@ -47,8 +50,10 @@ export class PreparedOperation {
   readonly #cost: (variables: Variables) => number
   readonly #authorization: (caller: Caller, variables: Variables) => readonly GraphQLError[]
   #resolvers: ResolverPlan | undefined
+  /** The database's plan, when the operation is one it can answer whole. */
+  readonly sql: SqlPlan | undefined
 
-  constructor (document: DocumentNode, node: OperationDefinitionNode, { schema, maxCost, jit }: OperationSettings) {
+  constructor (document: DocumentNode, node: OperationDefinitionNode, { schema, maxCost, jit, sqlPlan }: OperationSettings) {
     this.kind = node.operation
     this.name = node.name?.value
     this.document = document
@@ -69,6 +74,7 @@ export class PreparedOperation {
     this.#literalRefusal = literalRefusal
     this.#cost = operationCost(schema, document, node)
     this.#authorization = operationAuthorization(schema, node, fragments)
+    this.sql = sqlPlan ? SqlPlan.of(schema, node, fragments, () => this.resolvers) : undefined
   }
 
   /** The request's variables coerced to their types, once; 400 with every variable that does not coerce. */
