@@ -121,12 +121,13 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   installClosingHeader(app)
   await registerCors(app, { origins: options.corsOrigins ?? [] })
   await registerUnderPressure(app, options.pressure ?? { maxEventLoopDelay: 1000 })
+  // Before any route (the docs' and /metrics included): its onRoute check
+  // must see every one of them, and gives each its own hook.
+  const access = await installAccess(app, options.ports, options.access)
   await registerOpenApi(app)
   await registerMetrics(app, options.metrics ?? {})
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
-  // Before any route: its onRoute check must see every one of them.
-  const access = await installAccess(app, options.ports, options.access)
   const methods = trackMethods(app)
   const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
