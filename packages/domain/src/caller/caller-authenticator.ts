@@ -139,10 +139,11 @@ export const callerAuthenticator = (
   return {
     /** The caller a key stands for, or undefined; at once (no promise) when answered from memory. */
     apiKey (presented: string): Caller | undefined | Promise<Caller | undefined> {
-      const lookupId = lookupIdOf(presented)
-      if (lookupId === undefined) return undefined
+      // Only a well-formed key that matched is in `matched`: its format need not be checked again.
       const known = freshEntry(matched, presented, revocations.peek?.(), clock.now().getTime())
-      return known !== undefined ? known.value : checkApiKey(presented, lookupId)
+      if (known !== undefined) return known.value
+      const lookupId = lookupIdOf(presented)
+      return lookupId === undefined ? undefined : checkApiKey(presented, lookupId)
     },
 
     /** The caller a token's subject stands for now, or undefined; at once (no promise) when answered from memory. */
