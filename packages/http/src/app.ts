@@ -12,10 +12,11 @@ import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
 import { registerMetrics, type MetricsOptions } from './plugins/metrics.js'
 import { registerOpenApi } from './plugins/openapi.js'
-import { registerSecurityHeaders } from './plugins/security-headers.js'
+import { installResponseHeaders } from './plugins/response-headers.js'
+import { registerCors, SECURITY_HEADERS } from './plugins/security-headers.js'
 import { registerUnderPressure } from './plugins/under-pressure.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
-import { installRequestId, requestIdOf } from './plugins/request-id.js'
+import { requestIdOf } from './plugins/request-id.js'
 import { installValidation } from './plugins/validation.js'
 import { apiKeysRoutes } from './routes/api-keys.routes.js'
 import { authRoutes } from './routes/auth.routes.js'
@@ -121,17 +122,18 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   installJsonBody(app)
   installValidation(app)
   installErrorHandling(app)
-  installRequestId(app)
+  installResponseHeaders(app, SECURITY_HEADERS)
   installLimits(app)
   installClosingHeader(app)
-  await registerSecurityHeaders(app, { origins: options.corsOrigins ?? [] })
+  await registerCors(app, { origins: options.corsOrigins ?? [] })
   await registerUnderPressure(app, options.pressure ?? { maxEventLoopDelay: 1000 })
+  // Before any route (the docs' and /metrics included): its onRoute check
+  // must see every one of them, and gives each its own hook.
+  const access = await installAccess(app, options.ports, options.access)
   await registerOpenApi(app)
   await registerMetrics(app, options.metrics ?? {})
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
-  // Before any route: its onRoute check must see every one of them.
-  const access = await installAccess(app, options.ports, options.access)
   const methods = trackMethods(app)
   const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)

@@ -39,6 +39,28 @@ t.test('GET /metrics speaks Prometheus: requests by route pattern and status, la
   t.match(res.body, /database_pool_connections\{state="idle"\} 3/)
 })
 
+t.test('GET /metrics: each series counts its own requests, by method, route pattern and status; probes, HEAD and unknown paths are not counted', async (t) => {
+  const { api } = await build(t)
+  for (let i = 0; i < 3; i++) await api.inject('/people')
+  await api.inject({ method: 'HEAD', url: '/people' })
+  await api.inject('/health/live')
+  await api.inject('/nowhere/at/all')
+  await api.inject({ method: 'POST', url: '/person', payload: { name: 'Ada' } })
+  await api.inject({ method: 'POST', url: '/person', payload: { name: 'Ada', age: 'old' } })
+  const body = (await api.inject('/metrics')).body
+  const series = (labels: string) => body.split('\n').filter((line) => line.startsWith('http_request_duration_seconds') && line.includes(labels))
+  const people = series('method="GET",route="/people",status_code="200"')
+  t.match(people.find((line) => line.startsWith('http_request_duration_seconds_count')), / 3$/, 'three GETs, the HEAD not among them')
+  t.match(people.find((line) => line.includes('le="+Inf"')), / 3$/)
+  const buckets = people.filter((line) => line.startsWith('http_request_duration_seconds_bucket')).map((line) => Number(line.split(' ').pop()))
+  t.equal(buckets.length, 12, 'eleven bounds and +Inf')
+  t.same(buckets, [...buckets].sort((a, b) => a - b), 'cumulative')
+  t.ok(people.some((line) => line.startsWith('http_request_duration_seconds_sum')))
+  t.match(series('method="POST",route="/person",status_code="201"').find((line) => line.includes('_count')), / 1$/)
+  t.match(series('method="POST",route="/person",status_code="400"').find((line) => line.includes('_count')), / 1$/)
+  t.notMatch(body, /method="HEAD"|\/health\/live|\/nowhere/, 'not counted')
+})
+
 t.test('security headers on every response, errors included', async (t) => {
   const { api } = await build(t)
   for (const url of ['/people', '/nowhere']) {

@@ -126,3 +126,16 @@ t.test('issued tokens carry only what verification needs', async (t) => {
   t.equal(payload.exp - payload.iat, TOKEN_DEFAULTS.ttlSeconds)
   t.equal((await app.inject({ method: 'GET', url: '/people', headers: admin })).statusCode, 200)
 })
+
+t.test('a token checked a moment ago is refused once it expires: verified tokens are remembered only until their exp', async (t) => {
+  const { app } = await build(t)
+  const { id: sub } = await app.access.useCases.createAccount({ username: 'brief', password: PASSWORD, role: 'viewer' })
+  const exp = now() + 2
+  const token = jwt({ alg: 'HS256', typ: 'JWT', kid: kidOf(TEST_JWT_SECRET) }, { sub, tv: 0, iss: TOKEN_DEFAULTS.issuer, aud: TOKEN_DEFAULTS.audience, exp },
+    (input) => hmac('HS256', TEST_JWT_SECRET, input))
+  const get = async () => (await app.inject({ method: 'GET', url: '/people', headers: { authorization: `Bearer ${token}` } })).statusCode
+  for (let i = 0; i < 3; i++) t.equal(await get(), 200, 'valid, and verified from memory after the first request')
+  await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 50))
+  t.equal(await get(), 401, 'expired: refused on the next request')
+  await t.rejects(app.access.authenticate({ authorization: `Bearer ${token}` }), { code: 'UNAUTHENTICATED' }, 'and by the authenticator WebSockets use')
+})

@@ -10,15 +10,24 @@
 export interface KeyRevocations {
   /** Opaque; only equality means anything. */
   version(): Promise<string>
+  /**
+   * The version when this process holds it and it can be read without
+   * waiting; absent (or undefined) when it lives elsewhere. Lets a request
+   * whose credential was verified since the last revocation go on without
+   * a turn of the event loop.
+   */
+  peek?(): string | undefined
   /** Call after the revocation is stored, never before. */
   revoked(): Promise<void>
 }
 
 /** For a single instance: the value lives in this process. */
 export const localKeyRevocations = (): KeyRevocations => {
-  let version = 0
+  let count = 0
+  let version = '0'
   return {
-    async version () { return String(version) },
-    async revoked () { version++ }
+    async version () { return version },
+    peek: () => version,
+    async revoked () { version = String(++count) }
   }
 }

@@ -51,8 +51,15 @@ export const createUsageMeter = ({ apiKeyUsage, clock }: { apiKeyUsage: ApiKeyUs
   }
 
   return {
+    // Once per request through a key: no record object, and the key's map is stored only once.
     record (keyId) {
-      add(counts, { keyId, day: today(), requests: 1 })
+      const day = today()
+      let days = counts.get(keyId)
+      if (days === undefined) {
+        days = new Map()
+        counts.set(keyId, days)
+      }
+      days.set(day, (days.get(day) ?? 0) + 1)
     },
     pending (keyId) {
       return [...counts.get(keyId) ?? []].map(([day, requests]) => ({ day, requests })).sort((a, b) => (a.day < b.day ? -1 : 1))

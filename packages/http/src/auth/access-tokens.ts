@@ -50,7 +50,12 @@ interface Claims {
   sub?: unknown
   /** The account's token version at issue. */
   tv?: unknown
+  exp?: unknown
 }
+
+// Tokens verified lately, by their whole text (signed, so only tokens this
+// deployment issued get in): each is good until it expires.
+const VERIFIED_TOKENS = 10_000
 
 /**
  * Registers @fastify/jwt pinned down: HS256 only (no `none`, no HS512, no
@@ -81,6 +86,15 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
     throw invalidToken()
   }
 
+  // A signature and its claims do not change: a token is checked once and its
+  // subject kept until the token expires. Whether the account still accepts
+  // it (revocations) is checked on every use by the authenticator.
+  const verified = new Map<string, { subject: TokenSubject, expiresAt: number }>()
+  const remember = (token: string, subject: TokenSubject, expiresAt: number): void => {
+    if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value as string)
+    verified.set(token, { subject, expiresAt })
+  }
+
   return {
     ttlSeconds,
     issue: (account) => app.jwt.sign({ sub: account.id, tv: account.tokenVersion }),
@@ -93,14 +107,21 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
       }
     },
     verify (token) {
+      const known = verified.get(token)
+      if (known !== undefined) {
+        if (known.expiresAt > Date.now()) return known.subject
+        verified.delete(token)
+      }
       let claims: Claims
       try {
         claims = claimsOf(token)
       } catch {
         throw invalidToken()
       }
-      if (typeof claims.sub !== 'string' || claims.sub === '' || !Number.isSafeInteger(claims.tv)) throw invalidToken()
-      return { accountId: claims.sub, tokenVersion: claims.tv as number }
+      if (typeof claims.sub !== 'string' || claims.sub === '' || !Number.isSafeInteger(claims.tv) || typeof claims.exp !== 'number') throw invalidToken()
+      const subject: TokenSubject = { accountId: claims.sub, tokenVersion: claims.tv as number }
+      remember(token, subject, claims.exp * 1000)
+      return subject
     }
   }
 }

@@ -30,8 +30,10 @@ export interface RateLimits {
    * `Retry-After`) when either has fewer than `units` left, and then charges
    * nothing. The `RateLimit-*` headers (of the budget closer to running out)
    * go on `reply` when there is one (a subscription over WebSocket has none).
+   * With in-process counters it answers at once (returns nothing, throws
+   * when refused); with shared ones it returns a promise.
    */
-  charge(request: FastifyRequest, reply: FastifyReply | undefined, caller: Caller, units?: number): Promise<void>
+  charge(request: FastifyRequest, reply: FastifyReply | undefined, caller: Caller, units?: number): void | Promise<void>
   /**
    * Runs a password check (`attempt`) under the login limits: 429 before it
    * runs when the client address, or the address with this username, has
@@ -120,6 +122,22 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
     }
   }
 
+  /** Shows the budget closer to running out on the reply, or throws 429 for the one that refused. */
+  const settle = (reply: FastifyReply | undefined, { refusedBy, first, second }: Tally, firstMax: number, isKey: boolean, units: number): void => {
+    const now = Date.now()
+    if (refusedBy === 1) {
+      show(reply, firstMax, first, now)
+      refuse(reply, firstMax, first, windowMs, units, isKey ? 'rate limit exceeded for this API key' : 'rate limit exceeded for this account', now)
+    }
+    if (second === undefined) return show(reply, firstMax, first, now)
+    if (refusedBy === 2) {
+      show(reply, max, second, now)
+      refuse(reply, max, second, windowMs, units, 'rate limit exceeded for the account of this API key', now)
+    }
+    if (max - second.used < firstMax - first.used) show(reply, max, second, now)
+    else show(reply, firstMax, first, now)
+  }
+
   // Login attempts running on this instance, per address and per address + username.
   const running = new Map<string, number>()
   const join = (line: string): number => {
@@ -134,32 +152,21 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   }
 
   return {
-    async charge (request, reply, caller, units = 1) {
+    charge (request, reply, caller, units = 1) {
       if (max === 0) return
       // A key has a budget of its own (its rateLimit, else the default); every
       // request through it also counts against its account's, so an account's
       // throughput does not grow with the number of keys it makes.
-      const keyMax = caller.rateLimit ?? max
       const isKey = caller.kind === 'apiKey'
-      const pending = isKey ? callers.charge(caller.id, keyMax, caller.accountId, max, units) : callers.charge(caller.id, max, undefined, 0, units)
-      // In process the tally is ready and reused by the next charge: read it
-      // before any await. From Redis it is a promise of a fresh one.
-      const tally = pending instanceof Promise ? await tallyOf(request, pending) : pending
-      if (tally === undefined) return
-      const now = Date.now()
-      const { refusedBy, first, second } = tally
-      const firstMax = isKey ? keyMax : max
-      if (refusedBy === 1) {
-        show(reply, firstMax, first, now)
-        refuse(reply, firstMax, first, windowMs, units, isKey ? 'rate limit exceeded for this API key' : 'rate limit exceeded for this account', now)
-      }
-      if (second === undefined) return show(reply, firstMax, first, now)
-      if (refusedBy === 2) {
-        show(reply, max, second, now)
-        refuse(reply, max, second, windowMs, units, 'rate limit exceeded for the account of this API key', now)
-      }
-      if (max - second.used < firstMax - first.used) show(reply, max, second, now)
-      else show(reply, firstMax, first, now)
+      const firstMax = isKey ? caller.rateLimit ?? max : max
+      const pending = isKey ? callers.charge(caller.id, firstMax, caller.accountId, max, units) : callers.charge(caller.id, max, undefined, 0, units)
+      // In process the tally is ready and reused by the next charge: settled
+      // here, with nothing allocated and no promise. From Redis it is a
+      // promise of a fresh one.
+      if (!(pending instanceof Promise)) return settle(reply, pending, firstMax, isKey, units)
+      return tallyOf(request, pending).then((tally) => {
+        if (tally !== undefined) settle(reply, tally, firstMax, isKey, units)
+      })
     },
 
     async guardLogin (request, reply, username, attempt) {

@@ -74,7 +74,7 @@ const admit = (kind: OperationTypeNode, door: Door): void => {
  * Charges the caller's budget this many requests, all or nothing; throws
  * RateLimitedError (and charges nothing) when the budget cannot pay.
  */
-export type Pay = (units: number) => Promise<void>
+export type Pay = (units: number) => void | Promise<void>
 
 /**
  * The charge stage: an operation counts as max(1, ceil(cost / 100))

@@ -1,10 +1,10 @@
 import { type AccessUseCases, type Caller, createAccessUseCases, type Ports, unauthenticated } from '@people-service/domain'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify'
 import { installAccessTokens, type AccessTokens, type TokenSettings } from '../auth/access-tokens.js'
 import { createAuthenticator } from '../auth/authenticator.js'
 import { readCredentials } from '../auth/credentials.js'
-import { authorize, check, isOperation, operationOfUrl, POLICY, type Requirement } from '../auth/policy.js'
+import { authorize, check, isOperation, type Operation, operationOfUrl, POLICY, type Requirement } from '../auth/policy.js'
 import { installRateLimits, RATE_LIMIT_DEFAULTS, type RateLimits, type RateLimitSettings } from '../auth/rate-limits.js'
 
 export interface AccessOptions {
@@ -67,7 +67,6 @@ const metricsTokenCheck = (token: string | undefined): (authorization: string | 
 }
 
 const ANY_CALLER: Requirement = { access: 'caller' }
-const PUBLIC: Requirement = { access: 'public' }
 const WARN_EVERY_MS = 10_000
 
 /** The caller the access hook verified; routes behind a protected operation always have one. */
@@ -78,10 +77,11 @@ export const callerOf = (request: FastifyRequest): Caller => {
 
 /**
  * Authentication, usage counting, per-caller limits and authorization for
- * every route, in one onRequest hook: before the body is read, so
+ * every route, in an onRequest hook: before the body is read, so
  * unauthenticated callers cost no parsing. Which rule applies comes from the
- * policy table through the route's `config.operation`; a route with no row
- * fails the start, so nothing is ever public by omission.
+ * policy table through the route's `config.operation`, looked up once when
+ * the route is registered, which gives the route a hook bound to its rule;
+ * a route with no row fails the start, so nothing is ever public by omission.
  */
 export const installAccess = async (app: FastifyInstance, ports: Ports, options: AccessOptions): Promise<Access> => {
   const limitSettings: RateLimitSettings = { ...RATE_LIMIT_DEFAULTS, ...options.limits }
@@ -105,47 +105,92 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   })
   const isMetricsToken = metricsTokenCheck(options.metricsToken)
 
-  const publicUrls = new Set<string>()
-  app.addHook('onRoute', (route) => {
-    if (route.config?.methodNotAllowed) return
-    const operation = route.config?.operation ?? operationOfUrl(route.url)
-    if (!isOperation(operation)) {
-      throw new Error(`${String(route.method)} ${route.url} has no row in the policy table (auth/policy.ts): set config.operation`)
-    }
-    if (POLICY[operation].access === 'public') publicUrls.add(route.url)
-  })
-
-  const requirementOf = (request: FastifyRequest): { requirement: Requirement, what: string, operation?: string } => {
-    const { config, url } = request.routeOptions
-    const what = `${request.method} ${url ?? request.url.split('?')[0]}`
-    const operation = config.operation ?? (url === undefined ? undefined : operationOfUrl(url))
-    if (operation !== undefined) return { requirement: POLICY[operation], what, operation }
-    // A 405 answers like the path it is about; an unknown path (404) needs
-    // credentials first, so paths cannot be probed anonymously.
-    if (config.methodNotAllowed && url !== undefined && publicUrls.has(url)) return { requirement: PUBLIC, what }
-    return { requirement: ANY_CALLER, what }
+  /**
+   * Authenticates, counts and charges the caller, then checks the
+   * requirement. At once when the credential is known and the budget in
+   * process (the usual case: no promise, no turn of the event loop); else a
+   * promise. Throws, or rejects with, the refusal.
+   */
+  const admit = (request: FastifyRequest, reply: FastifyReply, requirement: Requirement, what: string): void | Promise<void> => {
+    const caller = authenticateCredentials(readCredentials({ authorization: request.headers.authorization, apiKey: request.headers['x-api-key'] }))
+    return caller instanceof Promise
+      ? caller.then((verified) => allow(request, reply, verified, requirement, what))
+      : allow(request, reply, caller, requirement, what)
   }
-
-  app.addHook('onRequest', async (request, reply) => {
-    const { requirement, what, operation } = requirementOf(request)
-    if (requirement.access === 'public') return
-    // Browsers cannot set headers on a WebSocket: subscriptions present their
-    // credentials in the graphql-ws connection-init payload, and the GraphQL
-    // adapter authenticates them there with `app.access.authenticate`. Only a
-    // real upgrade (Node flags it; @fastify/websocket then runs the WebSocket
-    // handler, never the HTTP one) passes: an HTTP request that merely
-    // carries `Upgrade: websocket` is authenticated like any other.
-    if (operation === 'graphql' && isWebSocketUpgrade(request)) return
-    if (requirement.metricsToken === true && isMetricsToken(request.headers.authorization)) {
-      reply.header('cache-control', NO_STORE)
-      return
-    }
-    const caller = await authenticateCredentials(readCredentials({ authorization: request.headers.authorization, apiKey: request.headers['x-api-key'] }))
+  const allow = (request: FastifyRequest, reply: FastifyReply, caller: Caller, requirement: Requirement, what: string): void | Promise<void> => {
     request.caller = caller
     reply.header('cache-control', NO_STORE)
     if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)
-    await limits.charge(request, reply, caller)
-    check(caller, requirement, what)
+    const charged = limits.charge(request, reply, caller)
+    if (charged === undefined) {
+      check(caller, requirement, what)
+      return
+    }
+    return charged.then(() => { check(caller, requirement, what) })
+  }
+  const answer = (pending: () => void | Promise<void>, done: HookHandlerDoneFunction): void => {
+    let settled: void | Promise<void>
+    try {
+      settled = pending()
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    if (settled === undefined) done()
+    else settled.then(() => done(), done)
+  }
+
+  /**
+   * The hook of one route, its rule looked up once, when the route is
+   * registered. Browsers cannot set headers on a WebSocket: subscriptions
+   * present their credentials in the graphql-ws connection-init payload, and
+   * the GraphQL adapter authenticates them there with
+   * `app.access.authenticate`. Only a real upgrade (Node flags it;
+   * @fastify/websocket then runs the WebSocket handler, never the HTTP one)
+   * passes: an HTTP request that merely carries `Upgrade: websocket` is
+   * authenticated like any other.
+   */
+  const guard = (requirement: Extract<Requirement, { access: 'caller' }>, operation: Operation, whatOf: (request: FastifyRequest) => string): onRequestHookHandler =>
+    (request, reply, done) => {
+      if (operation === 'graphql' && isWebSocketUpgrade(request)) return done()
+      if (requirement.metricsToken === true && isMetricsToken(request.headers.authorization)) {
+        reply.header('cache-control', NO_STORE)
+        return done()
+      }
+      answer(() => admit(request, reply, requirement, whatOf(request)), done)
+    }
+
+  const publicUrls = new Set<string>()
+  app.addHook('onRoute', (route) => {
+    const { url } = route
+    const methods = [route.method].flat()
+    const whatOf = methods.length === 1 ? ((what: string) => () => what)(`${String(methods[0])} ${url}`) : (request: FastifyRequest) => `${request.method} ${url}`
+    if (route.config?.methodNotAllowed) {
+      // A 405 answers like the path it is about (public paths without
+      // credentials); the helpers are registered after every route.
+      route.onRequest = [...[route.onRequest ?? []].flat(), (request, reply, done) => {
+        if (publicUrls.has(url)) return done()
+        answer(() => admit(request, reply, ANY_CALLER, whatOf(request)), done)
+      }]
+      return
+    }
+    const operation = route.config?.operation ?? operationOfUrl(url)
+    if (!isOperation(operation)) {
+      throw new Error(`${String(route.method)} ${url} has no row in the policy table (auth/policy.ts): set config.operation`)
+    }
+    const requirement = POLICY[operation]
+    if (requirement.access === 'public') {
+      publicUrls.add(url)
+      return
+    }
+    route.onRequest = [...[route.onRequest ?? []].flat(), guard(requirement, operation, whatOf)]
+  })
+
+  // An unknown path (404) needs credentials first, so paths cannot be probed
+  // anonymously; every route has its own hook above.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done()
+    answer(() => admit(request, reply, ANY_CALLER, `${request.method} ${request.url.split('?')[0]}`), done)
   })
 
   const flush = async (): Promise<void> => {
@@ -162,7 +207,7 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   })
 
   const access: Access = {
-    authenticate: ({ authorization, apiKey }) => authenticateCredentials(readCredentials({ authorization, apiKey })),
+    authenticate: async ({ authorization, apiKey }) => authenticateCredentials(readCredentials({ authorization, apiKey })),
     authorize,
     async charge (request, caller, units = 1) {
       if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)

@@ -48,18 +48,15 @@ const PAGE_DIRECTIVES: Record<string, string[]> = {
 
 export const PAGE_CONTENT_SECURITY_POLICY = Object.entries(PAGE_DIRECTIVES).map(([name, values]) => `${name} ${values.join(' ')}`).join('; ')
 
+/** Security headers on every response: helmet's defaults (the pages add their content security policy above). */
+export const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> =
+  Object.entries(helmetHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }))
+
 /**
- * Security headers on every response (helmet's defaults; the pages add their
- * content security policy above). CORS answers only the configured origins,
- * never `*`: credentials are sent in headers, and a wildcard would let any
- * page spend a user's key.
+ * CORS answers only the configured origins, never `*`: credentials are sent
+ * in headers, and a wildcard would let any page spend a user's key.
  */
-export const registerSecurityHeaders = async (app: FastifyInstance, { origins }: CorsOptions): Promise<void> => {
-  const headers = helmetHeaders({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false })
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers)
-    done()
-  })
+export const registerCors = async (app: FastifyInstance, { origins }: CorsOptions): Promise<void> => {
   if (origins.length === 0) return
   const allowed = new Set(origins)
   await app.register(cors, {
