@@ -6,7 +6,7 @@ import mqemitter from 'mqemitter'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 import { messageBusOver, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { seedDatabase } from '@people-service/infra'
-import { apiKeyOf, build, callerIdOf, loginAs, realServer as listening, type Headers } from './helper.js'
+import { apiKeyOf, build, callerIdOf, loginAs, realServer, type Headers } from './helper.js'
 
 /*
  * The WebSocket door of /graphql on the real server, over real sockets: a
@@ -74,13 +74,6 @@ const connect = async (t: { teardown(fn: () => unknown): void }, url: string, pr
 }
 
 type Client = Awaited<ReturnType<typeof connect>>
-
-/**
- * The real server; no 503s when the event loop of a busy test machine falls
- * behind (under-pressure), which is not what these tests are about.
- */
-const realServer = (t: Parameters<typeof listening>[0], options: Parameters<typeof listening>[1] = {}) =>
-  listening(t, { pressure: { maxEventLoopDelay: 60_000 }, ...options })
 
 const MESSAGE_SENT = 'subscription ($p: ID) { messageSent(personId: $p) { text } }'
 
@@ -226,8 +219,7 @@ t.test('while the revocation version cannot be read (Redis away), open connectio
   }
   const { app, admin } = await build(t, {
     ports: createInMemoryPorts({ passwords: fastPasswordHasher(), revocations }),
-    subscriptions: { credentialCheckMs: 200 },
-    pressure: { maxEventLoopDelay: 60_000 }
+    subscriptions: { credentialCheckMs: 200 }
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
@@ -383,7 +375,7 @@ t.test('an exception inside Mercurius reaches the client as the request-id messa
       return refusing
     }
   })
-  const { app, admin } = await build(t, { messageBus: messageBusOver(refusing), pressure: { maxEventLoopDelay: 60_000 } })
+  const { app, admin } = await build(t, { messageBus: messageBusOver(refusing) })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   const client = await connect(t, `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`)
@@ -438,9 +430,11 @@ t.test('one event fanned out to costly subscriptions does not hold other request
   }
   const fanOut = await delivered
   const send = await sent
-  const slowest = Math.max(...others)
-  t.comment(`fan-out to ${subscribers} subscribers: ${fanOut} ms; POST /message answered in ${send} ms; ${others.length} other requests meanwhile, the slowest ${slowest} ms`)
+  // The median, not the slowest: on a shared machine one request can lose
+  // its core for a while; a held event loop would delay them all.
+  const median = [...others].sort((a, b) => a - b)[Math.floor(others.length / 2)] ?? Infinity
+  t.comment(`fan-out to ${subscribers} subscribers: ${fanOut} ms; POST /message answered in ${send} ms; ${others.length} other requests meanwhile, the median ${median} ms, the slowest ${Math.max(...others)} ms`)
   t.ok(fanOut > 100, 'the fan-out is costly enough to measure')
   t.ok(send < fanOut / 4, 'the request that sent the event does not wait for its delivery')
-  t.ok(others.length >= 4 && slowest < fanOut / 4, 'other requests are served between deliveries')
+  t.ok(others.length >= 4 && median < fanOut / 4, 'other requests are served between deliveries')
 })

@@ -24,6 +24,13 @@ export interface BuildOptions extends Partial<Omit<AppOptions, 'access'>> {
 
 let accounts = 0
 
+/*
+ * Tests run many servers at once on a shared machine, where the event loop
+ * can fall a second behind; the overload check would then answer 503 to
+ * tests that are not about it. It is off (0) unless a test sets its own.
+ */
+const NO_PRESSURE = { maxEventLoopDelay: 0 }
+
 /** Creates an account with a role and logs it in the way a client would. */
 export const loginAs = async (app: FastifyInstance, role: Role, username = `${role}-${++accounts}`): Promise<Headers> => {
   await app.access.useCases.createAccount({ username, password: PASSWORD, role })
@@ -92,6 +99,7 @@ export const build = async (t: Teardown, options: BuildOptions = {}) => {
   const ports: Ports = options.ports ?? await defaultPorts(t)
   const { extend: _extend, ...appOptions } = options
   const app = await buildApp({
+    pressure: NO_PRESSURE,
     ...appOptions,
     ports,
     access: { ...options.access, tokens: { secret: TEST_JWT_SECRET, ...options.access?.tokens } }
@@ -147,6 +155,7 @@ export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 
   const database = await sqliteDatabase(t)
   const messageBus = inProcessMessageBus()
   const app = await buildApp({
+    pressure: NO_PRESSURE,
     ...options,
     ports: {
       ...createRepositories(database),
