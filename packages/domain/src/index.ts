@@ -1,6 +1,6 @@
 export * from './errors.js'
 export * from './person/person.js'
-export type { PersonRepository, ListPeopleQuery } from './person/person.repository.js'
+export type { PersonRepository, ListPeopleQuery, PersonSummariesJson } from './person/person.repository.js'
 export type { FriendshipRepository } from './friendship/friendship.repository.js'
 export * from './message/message.js'
 export type { MessageRepository, InboxQuery } from './message/message.repository.js'

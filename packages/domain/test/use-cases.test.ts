@@ -258,3 +258,23 @@ t.test('text holding U+0000 is refused or matches nothing, and never reaches a r
   await t.rejects(access.createApiKey(admin, { name: 'key \ud83d' }), { code: 'VALIDATION_FAILED', field: 'name' }, 'a lone surrogate, as in every stored text')
   await t.rejects(access.logIn(`root${nul}`, 'correct horse battery'), { code: 'INVALID_CREDENTIALS' })
 })
+
+t.test('listPeopleJson answers the JSON of the page listPeople gives, with the same next cursor, whether or not the repository builds it', async (t) => {
+  const clock = fixedClock('2026-11-21T10:00:00.000Z')
+  const ports = createInMemoryPorts({ clock, events: inMemoryMessageEvents() })
+  const { listJson: _built, ...withoutJson } = ports.people
+  const variants = { built: createUseCases(ports), serialized: createUseCases({ ...ports, people: withoutJson }) }
+  for (const name of ['Ada Lovelace', 'Grace "Amazing" Hopper', 'Alan Turing', 'Adele Goldberg']) await variants.built.createPerson({ name })
+  for (const [variant, useCases] of Object.entries(variants)) {
+    for (const input of [{}, { limit: 2 }, { limit: 1, name: 'ad' }, { name: 'nobody' }, { name: 'a\u0000' }]) {
+      let cursor: string | undefined
+      do {
+        const withCursor = cursor === undefined ? input : { ...input, cursor }
+        const page = await useCases.listPeople(withCursor)
+        const expected = page.next === undefined ? { json: JSON.stringify(page.items) } : { json: JSON.stringify(page.items), next: page.next }
+        t.same(await useCases.listPeopleJson(withCursor), expected, `${variant} ${JSON.stringify(withCursor)}`)
+        cursor = page.next
+      } while (cursor !== undefined)
+    }
+  }
+})
