@@ -24,8 +24,8 @@ const friendsOfMany = db.prepare<[string, number], FriendRow>(`
   select owner, id, name from (
     select o.id as owner, p.id, p.name, f.friend_pk,
            row_number() over (partition by f.person_pk order by f.friend_pk) as rank
-    from friendship f join person o on o.pk = f.person_pk join person p on p.pk = f.friend_pk
-    where f.person_pk in (select pk from person where id in (select value from json_each(?)))
+    from person o join friendship f on f.person_pk = o.pk join person p on p.pk = f.friend_pk
+    where o.id in (select value from json_each(?))
   ) where rank <= ? order by owner, friend_pk`)
 
 const toPerson = (row: PersonRow) => ({

@@ -1,4 +1,4 @@
-import type { Compilable, Kysely } from 'kysely'
+import type { Compilable, Kysely, RawBuilder } from 'kysely'
 import type { Database } from './database.js'
 
 /*
@@ -27,3 +27,7 @@ export const prepareQuery = <Row, Params extends Record<string, unknown>>(db: Ky
   return async (params: Params): Promise<Row[]> =>
     (await db.executeQuery<Row>({ ...compiled, parameters: names.map((name) => params[name]) })).rows
 }
+
+/** `prepareQuery` for hand-written SQL (`sql` template), whose values are all `param()`s. */
+export const prepareSql = <Row, Params extends Record<string, unknown>>(db: Kysely<Database>, query: RawBuilder<Row>) =>
+  prepareQuery<Row, Params>(db, { compile: () => query.compile(db) })

@@ -17,7 +17,7 @@ export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositorie
   people: kyselyPersonRepository(db, dialect),
   friendships: kyselyFriendshipRepository(db, dialect),
   projections: sqlPersonProjections(db, dialect),
-  messages: kyselyMessageRepository(db),
+  messages: kyselyMessageRepository(db, dialect),
   accounts: kyselyAccountRepository(db, dialect),
   apiKeys: kyselyApiKeyRepository(db),
   apiKeyUsage: kyselyApiKeyUsageRepository(db),

@@ -13,7 +13,7 @@ const portsOver = (trx: Transaction<Database>, dialect: Dialect): TransactionPor
   let idempotency: IdempotencyRepository | undefined
   return {
     get people () { return (people ??= kyselyPersonRepository(trx, dialect)) },
-    get messages () { return (messages ??= kyselyMessageRepository(trx)) },
+    get messages () { return (messages ??= kyselyMessageRepository(trx, dialect)) },
     get idempotency () { return (idempotency ??= kyselyIdempotencyRepository(trx)) }
   }
 }

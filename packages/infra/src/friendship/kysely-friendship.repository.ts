@@ -1,8 +1,30 @@
 import { personNotFound, type FriendshipRepository, type PersonSummary } from '@people-service/domain'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { translateErrors } from '../database-errors.js'
-import { param, prepareQuery } from '../prepared-query.js'
+import { param, prepareQuery, prepareSql } from '../prepared-query.js'
+import { boundIds, idsIn } from '../sql-dialect.js'
+
+/**
+ * Friends of many people in one statement, whatever their number: the ids
+ * bound as one array, each owner's first `limit` friends taken by a
+ * correlated LIMIT subquery (a range of the primary key), and each list
+ * built as JSON by the database. Measured on SQLite at 100k people × 20
+ * friends, 100 owners × 10 friends (medians): this 1.1 ms parsed into the
+ * map; the same cut-off as rows 1.3–1.6 ms; a correlated IN 2.1 ms;
+ * row_number() over json_each 3.1 ms, over an IN list 3.7 ms.
+ */
+const friendsOfManySql = (dialect: Dialect, ids: unknown, limit: unknown) => dialect === 'postgres'
+  ? sql<{ ownerId: string, friends: string | PersonSummary[] }>`select owner.id as "ownerId",
+      (select coalesce(json_agg(json_build_object('id', p.id, 'name', p.name) order by f.friend_pk), '[]')
+        from (select g.friend_pk from friendship g where g.person_pk = owner.pk order by g.friend_pk limit ${limit}) f
+        join person p on p.pk = f.friend_pk) as friends
+      from person owner where ${idsIn(dialect, 'owner.id', ids)}`
+  : sql<{ ownerId: string, friends: string | PersonSummary[] }>`select owner.id as "ownerId",
+      (select json_group_array(json_object('id', p.id, 'name', p.name) order by f.friend_pk)
+        from (select g.friend_pk from friendship g where g.person_pk = owner.pk order by g.friend_pk limit ${limit}) f
+        join person p on p.pk = f.friend_pk) as friends
+      from person owner where ${idsIn(dialect, 'owner.id', ids)}`
 
 /*
  * Friendships are stored by the people's integer keys, in both directions;
@@ -10,7 +32,7 @@ import { param, prepareQuery } from '../prepared-query.js'
  * friend list is ordered by friend_pk: keys are given in creation order,
  * which is the order of the UUIDv7 ids.
  */
-export const kyselyFriendshipRepository = (db: Kysely<Database>, _dialect: Dialect): FriendshipRepository => {
+export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialect): FriendshipRepository => {
   const friendsOf = prepareQuery<PersonSummary, { personId: string, limit: number }>(db, db.selectFrom('friendship')
     .innerJoin('person', 'person.pk', 'friendship.friend_pk')
     .select(['person.id', 'person.name'])
@@ -18,6 +40,8 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, _dialect: Diale
     .orderBy('friendship.friend_pk')
     .limit(param<number>('limit')))
   const listFriends = async (personId: string, limit: number): Promise<PersonSummary[]> => friendsOf({ personId, limit })
+  const friendsOfMany = prepareSql<{ ownerId: string, friends: string | PersonSummary[] }, { ids: unknown, limit: number }>(db,
+    friendsOfManySql(dialect, param('ids'), param('limit')))
 
   return translateErrors({
     async add (personId, friendId) {
@@ -43,30 +67,14 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, _dialect: Diale
 
     listFriends,
 
-    // One statement for any number of people: rank each person's friends and
-    // keep the first `limit`. For one person, the plain range scan stops at
-    // `limit` rows where ranking reads them all and sorts.
+    // One statement for any number of people (see friendsOfManySql). The
+    // JSON comes as text from SQLite, parsed already from PostgreSQL's driver.
     async listFriendsOfMany (personIds, limit) {
       const result = new Map<string, PersonSummary[]>(personIds.map((id) => [id, []]))
       if (personIds.length === 0 || limit === 0) return result
-      if (personIds.length === 1) return result.set(personIds[0] as string, await listFriends(personIds[0] as string, limit))
-      const rows = await db
-        .with('ranked', (q) => q.selectFrom('friendship')
-          .innerJoin('person as owner', 'owner.pk', 'friendship.person_pk')
-          .select((eb) => [
-            'owner.id as ownerId',
-            'friendship.friend_pk',
-            eb.fn.agg<number>('row_number').over((over) => over.partitionBy('friendship.person_pk').orderBy('friendship.friend_pk')).as('rank')
-          ])
-          .where('owner.id', 'in', personIds))
-        .selectFrom('ranked')
-        .innerJoin('person', 'person.pk', 'ranked.friend_pk')
-        .select(['ranked.ownerId', 'person.id', 'person.name'])
-        .where('ranked.rank', '<=', limit)
-        .orderBy('ranked.ownerId')
-        .orderBy('ranked.friend_pk')
-        .execute()
-      for (const { ownerId, id, name } of rows) result.get(ownerId)?.push({ id, name })
+      for (const { ownerId, friends } of await friendsOfMany({ ids: boundIds(dialect, [...result.keys()]), limit })) {
+        result.set(ownerId, typeof friends === 'string' ? JSON.parse(friends) as PersonSummary[] : friends)
+      }
       return result
     }
   })

@@ -1,8 +1,10 @@
 import { personNotFound, type Message, type MessageRepository } from '@people-service/domain'
-import type { Kysely } from 'kysely'
-import type { Database } from '../database.js'
+import { sql, type Kysely } from 'kysely'
+import type { Database, Dialect } from '../database.js'
 import { isForeignKeyViolation, isNotNullViolation, translateErrors } from '../database-errors.js'
 import { toDate } from '../person/person.rows.js'
+import { param, prepareSql } from '../prepared-query.js'
+import { boundIds, idsIn } from '../sql-dialect.js'
 
 /** A message as read: the recipient by public id. */
 interface MessageRecord {
@@ -21,8 +23,27 @@ const toMessage = (row: MessageRecord): Message => ({
   sentAt: toDate(row.sent_at)
 })
 
-export const kyselyMessageRepository = (db: Kysely<Database>): MessageRepository => {
+/**
+ * The inboxes of many people in one statement, whatever their number: the
+ * ids bound as one array, each person's newest `limit` messages read from
+ * the inbox index by a correlated LIMIT subquery (SQLite: the messages'
+ * rowids; PostgreSQL: a LATERAL join).
+ */
+const inboxesSql = (dialect: Dialect, ids: unknown, limit: unknown) => dialect === 'postgres'
+  ? sql<MessageRecord>`select m.id, owner.id as person_id, m.text, m.sender_id, m.sent_at
+      from person owner cross join lateral (select i.id, i.text, i.sender_id, i.sent_at from message i
+        where i.person_pk = owner.pk order by i.sent_at desc, i.id desc limit ${limit}) m
+      where ${idsIn(dialect, 'owner.id', ids)}
+      order by owner.pk, m.sent_at desc, m.id desc`
+  : sql<MessageRecord>`select m.id, owner.id as person_id, m.text, m.sender_id, m.sent_at
+      from person owner join message m on m.rowid in (select i.rowid from message i
+        where i.person_pk = owner.pk order by i.sent_at desc, i.id desc limit ${limit})
+      where ${idsIn(dialect, 'owner.id', ids)}
+      order by owner.pk, m.sent_at desc, m.id desc`
+
+export const kyselyMessageRepository = (db: Kysely<Database>, dialect: Dialect): MessageRepository => {
   const pkOf = (id: string) => db.selectFrom('person').select('person.pk').where('person.id', '=', id)
+  const inboxes = prepareSql<MessageRecord, { ids: unknown, limit: number }>(db, inboxesSql(dialect, param('ids'), param('limit')))
 
   return translateErrors({
     async insert (message) {
@@ -67,20 +88,7 @@ export const kyselyMessageRepository = (db: Kysely<Database>): MessageRepository
     async listForMany (personIds, limit) {
       const result = new Map<string, Message[]>(personIds.map((id) => [id, []]))
       if (personIds.length === 0 || limit === 0) return result
-      const rows = await db
-        .with('ranked', (q) => q.selectFrom('message')
-          .innerJoin('person', 'person.pk', 'message.person_pk')
-          .select(['message.id', 'person.id as person_id', 'message.text', 'message.sender_id', 'message.sent_at'])
-          .select((eb) => eb.fn.agg<number>('row_number')
-            .over((over) => over.partitionBy('message.person_pk').orderBy('message.sent_at', 'desc').orderBy('message.id', 'desc')).as('rank'))
-          .where('person.id', 'in', personIds))
-        .selectFrom('ranked')
-        .select(['id', 'person_id', 'text', 'sender_id', 'sent_at'])
-        .where('rank', '<=', limit)
-        .orderBy('person_id')
-        .orderBy('sent_at', 'desc')
-        .orderBy('id', 'desc')
-        .execute()
+      const rows = await inboxes({ ids: boundIds(dialect, [...result.keys()]), limit })
       for (const row of rows) result.get(row.person_id)?.push(toMessage(row))
       return result
     }
