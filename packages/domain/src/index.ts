@@ -1,6 +1,6 @@
 export * from './errors.js'
 export * from './person/person.js'
-export type { PersonRepository, ListPeopleQuery } from './person/person.repository.js'
+export type { PersonRepository, ListPeopleQuery, PersonSummariesJson } from './person/person.repository.js'
 export type {
   AddressEntry, AddressScalar, PeoplePageQuery, PersonEntry, PersonProjections, PersonScalar, PersonSelection
 } from './person/person-projection.js'

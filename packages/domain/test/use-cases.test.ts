@@ -279,3 +279,23 @@ t.test('projectPerson and projectPeople answer as getPerson and listPeople, as J
   await t.rejects(useCases.projectPeople({ limit: 1001 }, selection), { code: 'VALIDATION_FAILED' })
   await t.rejects(useCases.projectPerson(ada.id, [{ kind: 'friends', key: 'f', limit: 101, selection: [] }]), { code: 'VALIDATION_FAILED' })
 })
+
+t.test('listPeopleJson answers the JSON of the page listPeople gives, with the same next cursor, whether or not the repository builds it', async (t) => {
+  const clock = fixedClock('2026-11-21T10:00:00.000Z')
+  const ports = createInMemoryPorts({ clock, events: inMemoryMessageEvents() })
+  const { listJson: _built, ...withoutJson } = ports.people
+  const variants = { built: createUseCases(ports), serialized: createUseCases({ ...ports, people: withoutJson }) }
+  for (const name of ['Ada Lovelace', 'Grace "Amazing" Hopper', 'Alan Turing', 'Adele Goldberg']) await variants.built.createPerson({ name })
+  for (const [variant, useCases] of Object.entries(variants)) {
+    for (const input of [{}, { limit: 2 }, { limit: 1, name: 'ad' }, { name: 'nobody' }, { name: 'a\u0000' }]) {
+      let cursor: string | undefined
+      do {
+        const withCursor = cursor === undefined ? input : { ...input, cursor }
+        const page = await useCases.listPeople(withCursor)
+        const expected = page.next === undefined ? { json: JSON.stringify(page.items) } : { json: JSON.stringify(page.items), next: page.next }
+        t.same(await useCases.listPeopleJson(withCursor), expected, `${variant} ${JSON.stringify(withCursor)}`)
+        cursor = page.next
+      } while (cursor !== undefined)
+    }
+  }
+})

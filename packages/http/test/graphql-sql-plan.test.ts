@@ -97,10 +97,17 @@ t.test('queries of people and friends answer the same bytes with and without the
     ['too costly: refused', '{ people(limit: 1000) { friends(limit: 100) { name } } }'],
     ['a field that is not there', '{ people { nope } }']
   ]
+  const answers = new Map<string, string>()
   for (const [name, query, variables] of cases) {
-    await same(t, data, postGraphQL(query, variables), name)
+    answers.set(name, await same(t, data, postGraphQL(query, variables), name))
     await same(t, data, getGraphQL(query, variables), `${name} (GET)`)
   }
+  // The same bytes, and the right ones: a few answers spelled out.
+  t.equal(answers.get('a person nobody has'), '{"data":{"person":null},"extensions":{"cost":{"requested":0,"charged":1}}}')
+  const bench = JSON.parse(answers.get('person + friends(10), the bench query') ?? '{}') as { data: { person: { name: string, friends: unknown[] } } }
+  t.match(bench.data.person, { name: ada!.name, age: ada!.age }, 'the person asked for')
+  t.equal(bench.data.person.friends.length, 10, 'ten of the first person\'s friends')
+  t.match(answers.get('a cursor this service did not issue'), /"data":null,"errors":\[\{"message":"cursor is not one this service issued".*"INVALID_CURSOR"/)
   t.ok(MOST_ROWS_PER_STATEMENT < 300 * 11, 'the big query is past what one statement reads')
 })
 

@@ -1,4 +1,4 @@
-import { sql, type Expression, type SqlBool } from 'kysely'
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
 import type { Dialect } from './database.js'
 
 /*
@@ -41,3 +41,30 @@ export const boundIds = (dialect: Dialect, ids: readonly string[]): unknown => (
 export const idsIn = (dialect: Dialect, column: string, ids: unknown): Expression<SqlBool> => (dialect === 'postgres'
   ? sql<SqlBool>`${sql.ref(column)} = any(${ids}::text[])`
   : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${ids}))`)
+
+export interface SummariesJsonRow {
+  json: string
+  lastId: string | null
+  more: number | boolean
+}
+
+/**
+ * The (id, name) rows `page` selects, ordered by id, as one row: the JSON
+ * array of them, byte for byte what JSON.stringify gives for the same
+ * objects (SQLite's json_object; on PostgreSQL to_json of each string,
+ * joined, since json_build_object adds spaces), the last id, and whether
+ * `after(lastId)` finds anyone. (Kysely puts a query it embeds in
+ * parentheses of its own.)
+ */
+export const summariesJson = (
+  dialect: Dialect,
+  page: Expression<unknown>,
+  after: (lastId: Expression<string>) => Expression<unknown>
+): RawBuilder<SummariesJsonRow> => {
+  const summary = dialect === 'postgres'
+    ? sql`select coalesce('[' || string_agg('{"id":' || to_json(page.id)::text || ',"name":' || to_json(page.name)::text || '}', ',' order by page.id) || ']', '[]') as json,
+        max(page.id) as "lastId" from ${page} page`
+    : sql`select json_group_array(json_object('id', page.id, 'name', page.name) order by page.id) as json,
+        max(page.id) as "lastId" from ${page} page`
+  return sql<SummariesJsonRow>`select summary.json, summary."lastId", exists ${after(sql.ref('summary.lastId'))} as more from (${summary}) summary`
+}

@@ -9,6 +9,20 @@ export interface ListPeopleQuery {
 }
 
 /**
+ * A page of people already as the JSON array the API answers with:
+ * `[{"id":…,"name":…},…]`, the bytes JSON.stringify would give for the
+ * summaries list() returns.
+ */
+export interface PersonSummariesJson {
+  /** At most `limit` people, ordered by id. */
+  json: string
+  /** The id of the last of them; undefined when there are none. */
+  lastId: string | undefined
+  /** Whether someone else matches after the last of them; false when there are none. */
+  more: boolean
+}
+
+/**
  * Port: where people are kept. A lookup that finds nothing returns
  * `undefined`; use cases decide whether that is an error.
  */
@@ -18,6 +32,13 @@ export interface PersonRepository {
   findByIds(ids: readonly string[]): Promise<Person[]>
   /** People ordered by id, at most `limit` of them. */
   list(query: ListPeopleQuery): Promise<PersonSummary[]>
+  /**
+   * The page list() gives, as JSON ready to send: a database can build it
+   * for less than rows mapped to objects and serialized again. Optional, so
+   * adapters written before it still fit: without it, the use case
+   * serializes list()'s page itself.
+   */
+  listJson?(query: ListPeopleQuery): Promise<PersonSummariesJson>
   insert(person: Person): Promise<void>
   /**
    * Replaces a stored person's fields and version, in one conditional write,

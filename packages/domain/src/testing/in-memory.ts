@@ -33,44 +33,53 @@ const summary = ({ id, name }: Person): PersonSummary => ({ id, name })
 // Copies on the way in and out, as a database would: callers never share state with the store.
 const clone = <T>(value: T): T => structuredClone(value)
 
-const peopleRepository = (store: Store): PersonRepository => ({
-  async findById (id) {
-    const person = store.people.get(id)
-    return person && clone(person)
-  },
-  async findByIds (ids) {
-    return ids.flatMap((id) => {
+const peopleRepository = (store: Store): PersonRepository => {
+  const people: PersonRepository = {
+    async findById (id) {
       const person = store.people.get(id)
-      return person ? [clone(person)] : []
-    })
-  },
-  async list ({ limit, afterId, nameContains }) {
-    const needle = nameContains?.toLowerCase()
-    return [...store.people.values()]
-      .filter((p) => (afterId === undefined || p.id > afterId) &&
+      return person && clone(person)
+    },
+    async findByIds (ids) {
+      return ids.flatMap((id) => {
+        const person = store.people.get(id)
+        return person ? [clone(person)] : []
+      })
+    },
+    async list ({ limit, afterId, nameContains }) {
+      const needle = nameContains?.toLowerCase()
+      return [...store.people.values()]
+        .filter((p) => (afterId === undefined || p.id > afterId) &&
         (needle === undefined || p.name.toLowerCase().includes(needle)))
-      .sort(byId)
-      .slice(0, limit)
-      .map(summary)
-  },
-  async insert (person) {
-    store.people.set(person.id, clone(person))
-  },
-  async update (person, expectedVersion) {
-    if (store.people.get(person.id)?.version !== expectedVersion) return false
-    store.people.set(person.id, clone(person))
-    return true
-  },
-  async delete (id, expectedVersion) {
-    const stored = store.people.get(id)
-    if (stored === undefined || (expectedVersion !== undefined && stored.version !== expectedVersion)) return false
-    store.people.delete(id)
-    for (const friendId of store.friends.get(id) ?? []) store.friends.get(friendId)?.delete(id)
-    store.friends.delete(id)
-    for (const message of store.messages.values()) if (message.personId === id) store.messages.delete(message.id)
-    return true
+        .sort(byId)
+        .slice(0, limit)
+        .map(summary)
+    },
+    async listJson (query) {
+      const rows = await people.list({ ...query, limit: query.limit + 1 })
+      const items = rows.slice(0, query.limit)
+      const lastId = items.at(-1)?.id
+      return { json: JSON.stringify(items), lastId, more: lastId !== undefined && rows.length > query.limit }
+    },
+    async insert (person) {
+      store.people.set(person.id, clone(person))
+    },
+    async update (person, expectedVersion) {
+      if (store.people.get(person.id)?.version !== expectedVersion) return false
+      store.people.set(person.id, clone(person))
+      return true
+    },
+    async delete (id, expectedVersion) {
+      const stored = store.people.get(id)
+      if (stored === undefined || (expectedVersion !== undefined && stored.version !== expectedVersion)) return false
+      store.people.delete(id)
+      for (const friendId of store.friends.get(id) ?? []) store.friends.get(friendId)?.delete(id)
+      store.friends.delete(id)
+      for (const message of store.messages.values()) if (message.personId === id) store.messages.delete(message.id)
+      return true
+    }
   }
-})
+  return people
+}
 
 const friendsOf = (store: Store, id: string, limit: number): PersonSummary[] =>
   [...store.friends.get(id) ?? []]

@@ -97,6 +97,27 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'a page as JSON is, byte for byte, the page list() gives as JSON.stringify writes it',
+    async run ({ people }) {
+      const listJson = people.listJson?.bind(people)
+      assert.ok(listJson, 'the adapter builds pages as JSON')
+      const names = ['Zoë "Q" O\'Brien \\ back/slash', 'tab\tnew\nline\r\b\f \u0001\u001f\u007f end', 'Grüße 👋 \u2028\u2029 </script>', 'Ada Lovelace', 'Ada Byron']
+      for (const name of names) await people.insert(person({ name }))
+      for (const query of [{ limit: 2 }, { limit: 10 }, { limit: 0 }, { limit: 3, nameContains: 'ada' }, { limit: 1, nameContains: 'ada' }, { limit: 5, nameContains: 'nobody' }]) {
+        const rows = await people.list({ ...query, limit: query.limit + 1 })
+        const items = rows.slice(0, query.limit)
+        const lastId = items.at(-1)?.id
+        const expected = { json: JSON.stringify(items), lastId, more: lastId !== undefined && rows.length > query.limit }
+        assert.deepEqual(await listJson(query), expected, JSON.stringify(query))
+        const after = items.at(0)?.id
+        if (after !== undefined) {
+          const rest = (await people.list({ ...query, afterId: after, limit: 10 }))
+          assert.equal((await listJson({ ...query, afterId: after, limit: 10 })).json, JSON.stringify(rest), `after ${after}`)
+        }
+      }
+    }
+  },
+  {
     name: 'list filters by a case-insensitive substring of the name',
     async run ({ people }) {
       const ada = person({ name: 'Ada Lovelace' })

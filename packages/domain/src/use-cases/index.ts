@@ -23,7 +23,7 @@ import { listFriends } from './list-friends.js'
 import { listFriendsOfMany } from './list-friends-of-many.js'
 import { listInbox } from './list-inbox.js'
 import { listInboxOfMany } from './list-inbox-of-many.js'
-import { listPeople } from './list-people.js'
+import { listPeople, listPeopleJson } from './list-people.js'
 import { projectPeople, projectPerson } from './project-people.js'
 import { idempotently } from './idempotently.js'
 import { sendMessage, storeMessage, type SendMessageInput } from './send-message.js'
@@ -76,6 +76,7 @@ export const createUseCases = (ports: UseCasePorts) => {
 
 const plainUseCases = (ports: UseCasePorts) => ({
   listPeople: listPeople(ports),
+  listPeopleJson: listPeopleJson(ports),
   getPerson: getPerson(ports),
   getPeopleByIds: getPeopleByIds(ports),
   createPerson: createPerson(ports),

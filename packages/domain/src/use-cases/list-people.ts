@@ -1,5 +1,6 @@
 import { DomainError } from '../errors.js'
 import type { PersonSummary } from '../person/person.js'
+import type { ListPeopleQuery } from '../person/person.repository.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 import { decodeCursor, encodeCursor, toPage, type Page } from '../shared/page.js'
@@ -25,17 +26,33 @@ export const decodePeopleCursor = (cursor: string): string => {
  */
 export const cursorAfterPerson = (id: string): string => encodeCursor([id])
 
+/** The repository's query for a page; undefined when nothing can match. */
+const pageQuery = (input: ListPeopleInput): ListPeopleQuery | undefined => {
+  const limit = checkLimit(input.limit ?? LIST_LIMITS.people.default, LIST_LIMITS.people.max)
+  const afterId = input.cursor === undefined ? undefined : decodePeopleCursor(input.cursor)
+  // No stored name holds U+0000 (see hasNul): nothing to ask the database.
+  if (input.name !== undefined && hasNul(input.name)) return undefined
+  return { limit, ...(afterId === undefined ? {} : { afterId }), ...(input.name ? { nameContains: input.name } : {}) }
+}
+
 /** People ordered by id, a page at a time, optionally filtered by name. */
 export const listPeople = ({ people }: Pick<Ports, 'people'>) =>
   async (input: ListPeopleInput = {}): Promise<Page<PersonSummary>> => {
-    const limit = checkLimit(input.limit ?? LIST_LIMITS.people.default, LIST_LIMITS.people.max)
-    const afterId = input.cursor === undefined ? undefined : decodePeopleCursor(input.cursor)
-    // No stored name holds U+0000 (see hasNul): nothing to ask the database.
-    if (input.name !== undefined && hasNul(input.name)) return { items: [] }
-    const rows = await people.list({
-      limit: limit + 1,
-      ...(afterId === undefined ? {} : { afterId }),
-      ...(input.name ? { nameContains: input.name } : {})
-    })
-    return toPage(rows, limit, (p) => [p.id])
+    const query = pageQuery(input)
+    if (query === undefined) return { items: [] }
+    const rows = await people.list({ ...query, limit: query.limit + 1 })
+    return toPage(rows, query.limit, (p) => [p.id])
+  }
+
+/** listPeople's page as the JSON array of its items, for an answer that is that array. */
+export const listPeopleJson = ({ people }: Pick<Ports, 'people'>) =>
+  async (input: ListPeopleInput = {}): Promise<{ json: string, next?: string }> => {
+    const query = pageQuery(input)
+    if (query === undefined) return { json: '[]' }
+    if (people.listJson === undefined) {
+      const { items, next } = toPage(await people.list({ ...query, limit: query.limit + 1 }), query.limit, (p) => [p.id])
+      return next === undefined ? { json: JSON.stringify(items) } : { json: JSON.stringify(items), next }
+    }
+    const { json, lastId, more } = await people.listJson(query)
+    return more && lastId !== undefined ? { json, next: cursorAfterPerson(lastId) } : { json }
   }

@@ -1,4 +1,4 @@
-import { isDomainError, LIST_LIMITS, type AddressEntry, type AddressScalar, type PersonEntry, type PersonScalar, type PersonSelection, type ProjectPeopleInput } from '@people-service/domain'
+import { LIST_LIMITS, type AddressEntry, type AddressScalar, type PersonEntry, type PersonScalar, type PersonSelection, type ProjectPeopleInput } from '@people-service/domain'
 import {
   getArgumentValues, getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
   type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema,
@@ -15,7 +15,7 @@ import { CHUNK_ROWS } from './turns.js'
  * (PersonProjections), and the answer's `data` is those texts put side by
  * side, never parsed. The resolvers stay the reference: an operation that
  * asks for anything else (messages, a name filter, the connection, a
- * mutation) is not compiled, and a request whose run meets an error runs
+ * mutation) is not compiled, and a request whose run meets any error runs
  * again with the resolvers, so its errors are theirs.
  */
 
@@ -250,10 +250,12 @@ export class SqlPlan {
     let texts: string[]
     try {
       texts = await Promise.all(calls.map(async ({ key, answer }) => `${key}:${await answer(context)}`))
-    } catch (error) {
-      // The resolvers say it as they always have: the same data, path and code.
-      if (isDomainError(error)) return this.#fallback().run(context, variables)
-      throw error
+    } catch {
+      // Whatever failed (a cursor this service did not issue, the database
+      // away), the resolvers say it as they always have: the same data,
+      // paths and codes, an unexpected failure logged and hidden behind the
+      // request id. Nothing was written: running the query again is safe.
+      return this.#fallback().run(context, variables)
     }
     return new JsonData(`{${texts.join(',')}}`)
   }

@@ -6,6 +6,7 @@ import { PeopleQuery } from '../schemas/list.schemas.js'
 import { PersonSummarySchema } from '../schemas/person.schemas.js'
 import { documented } from '../schemas/response.schemas.js'
 import type { RouteOptions } from '../types.js'
+import { sendJsonText } from './json-text.js'
 import { linkNext } from './links.js'
 
 export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
@@ -24,8 +25,10 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
     }
   }, async (request, reply) => {
     const { limit, cursor, name } = request.query
-    const page = await useCases.listPeople({ limit, ...(cursor !== undefined ? { cursor } : {}), ...(name ? { name } : {}) })
+    // The page comes as the JSON array it is answered with, built by the
+    // database: a string with a JSON content type is sent as it is.
+    const page = await useCases.listPeopleJson({ limit, ...(cursor !== undefined ? { cursor } : {}), ...(name ? { name } : {}) })
     linkNext(request, reply, page.next)
-    return page.items
+    return sendJsonText(reply, page.json)
   })
 }
