@@ -23,6 +23,13 @@ import { benchApiKey, freePort, printRows, saveResults, seedBenchDatabase } from
  * serves everything) and on all threads (adds V8's compiler and garbage
  * collector helpers and libuv's pool, which vary more from run to run).
  *
+ * Under valgrind the server runs some 50 times slower, so work it does per
+ * second whatever the load (load shedding samples the event loop's delay
+ * every second, timers) lands on far fewer requests than in production, and
+ * more so when the machine is busy. The script measures that first, for
+ * `--idle` seconds with no requests, and also prints each scenario net of
+ * it (its rate times the scenario's duration): the figure that repeats.
+ *
  * `--keep <dir>` keeps the callgrind files there, one per scenario and
  * thread, for `callgrind_annotate`.
  */
@@ -34,12 +41,13 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2000' },
     requests: { type: 'string', default: '2000' },
     scenarios: { type: 'string', default: 'get,post' },
+    idle: { type: 'string', default: '10' },
     keep: { type: 'string' },
     help: { type: 'boolean', default: false }
   }
 })
 if (values.help) {
-  process.stdout.write('npm run bench:instructions -- [--people 100000] [--friends 20] [--messages 3] [--warmup 2000] [--requests 2000] [--scenarios get,post] [--keep <dir>]\n')
+  process.stdout.write('npm run bench:instructions -- [--people 100000] [--friends 20] [--messages 3] [--warmup 2000] [--requests 2000] [--scenarios get,post] [--idle 10] [--keep <dir>]\n')
   process.exit(0)
 }
 const wholeNumber = (name: keyof typeof values): number => {
@@ -50,6 +58,7 @@ const wholeNumber = (name: keyof typeof values): number => {
 const people = wholeNumber('people')
 const warmup = wholeNumber('warmup')
 const requests = wholeNumber('requests')
+const idleSeconds = wholeNumber('idle')
 if (requests < 1) throw new Error('--requests must be at least 1')
 const run = promisify(execFile)
 
@@ -148,29 +157,58 @@ try {
     post: { name: 'POST /person', method: 'POST', next: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${created++}`, age: 30 }) }) }
   }
 
-  const rows: string[][] = [['scenario', 'requests', 'instructions/req (event loop)', 'instructions/req (all threads)']]
-  const results = []
-  for (const name of chosen as Array<typeof SCENARIO_NAMES[number]>) {
-    const scenario = scenarios[name]
-    const headers = { 'x-api-key': key, ...(scenario.method === 'POST' ? { 'content-type': 'application/json' } : {}) }
-    await send(started.base, headers, scenario, warmup)
+  /** Runs `phase` with instrumentation on and returns the event loop's and all threads' instructions, and the seconds it took. */
+  const counted = async (name: string, phase: () => Promise<void>): Promise<{ eventLoop: number, all: number, seconds: number, files: string[] }> => {
     await control(pid, '--instr=on')
     await control(pid, '--zero')
-    await send(started.base, headers, scenario, requests)
+    const started = performance.now()
+    await phase()
+    const seconds = (performance.now() - started) / 1000
     const before = new Set(readdirSync(outDir))
     await control(pid, `--dump=${name}`)
     await control(pid, '--instr=off')
     // One file per thread: callgrind.out.<dump>-<thread>; thread 01 runs the event loop.
     const files = readdirSync(outDir).filter((file) => file.startsWith('callgrind.out') && !before.has(file)).sort()
     const perThread = files.map((file) => ({ file, instructions: instructionsIn(join(outDir, file)) }))
-    const mainThread = perThread.find(({ file }) => file.endsWith('-01'))?.instructions ?? 0
-    const all = perThread.reduce((sum, { instructions }) => sum + instructions, 0)
-    results.push({ scenario: scenario.name, requests, eventLoop: Math.round(mainThread / requests), allThreads: Math.round(all / requests), files })
-    rows.push([scenario.name, String(requests), Math.round(mainThread / requests).toLocaleString('en'), Math.round(all / requests).toLocaleString('en')])
+    return {
+      eventLoop: perThread.find(({ file }) => file.endsWith('-01'))?.instructions ?? 0,
+      all: perThread.reduce((sum, { instructions }) => sum + instructions, 0),
+      seconds,
+      files
+    }
+  }
+
+  // What the server does per second with no request at all.
+  const idle = idleSeconds === 0
+    ? { eventLoop: 0, all: 0, seconds: 1, files: [] }
+    : await counted('idle', () => new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000)))
+  const idlePerSecond = { eventLoop: idle.eventLoop / idle.seconds, all: idle.all / idle.seconds }
+
+  const perRequest = (instructions: number): string => Math.round(instructions / requests).toLocaleString('en')
+  const rows: string[][] = [['scenario', 'requests', 'seconds', 'instructions/req (event loop)', 'net of idle work', 'all threads', 'all threads, net']]
+  const results = []
+  for (const name of chosen as Array<typeof SCENARIO_NAMES[number]>) {
+    const scenario = scenarios[name]
+    const headers = { 'x-api-key': key, ...(scenario.method === 'POST' ? { 'content-type': 'application/json' } : {}) }
+    await send(started.base, headers, scenario, warmup)
+    const phase = await counted(name, () => send(started.base, headers, scenario, requests))
+    const net = { eventLoop: phase.eventLoop - idlePerSecond.eventLoop * phase.seconds, all: phase.all - idlePerSecond.all * phase.seconds }
+    results.push({
+      scenario: scenario.name,
+      requests,
+      seconds: phase.seconds,
+      eventLoop: Math.round(phase.eventLoop / requests),
+      eventLoopNet: Math.round(net.eventLoop / requests),
+      allThreads: Math.round(phase.all / requests),
+      allThreadsNet: Math.round(net.all / requests),
+      files: phase.files
+    })
+    rows.push([scenario.name, String(requests), phase.seconds.toFixed(1), perRequest(phase.eventLoop), perRequest(net.eventLoop), perRequest(phase.all), perRequest(net.all)])
   }
   process.stdout.write(`\n${people} people, ${warmup} warm-up and ${requests} measured requests per scenario, one at a time:\n`)
   printRows(rows)
-  const file = saveResults('instructions', { people, warmup, requests, results })
+  process.stdout.write(`idle: ${Math.round(idlePerSecond.eventLoop).toLocaleString('en')} instructions per second on the event loop, ${Math.round(idlePerSecond.all).toLocaleString('en')} on all threads\n`)
+  const file = saveResults('instructions', { people, warmup, requests, idlePerSecond, results })
   process.stdout.write(`written to ${file}${values.keep === undefined ? '' : `; callgrind files in ${outDir}`}\n`)
 } finally {
   if (server !== undefined && server.exitCode === null) {

@@ -128,10 +128,11 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
     }
     return charged.then(() => { check(caller, requirement, what) })
   }
-  const answer = (pending: () => void | Promise<void>, done: HookHandlerDoneFunction): void => {
+  /** Runs `admit` and tells Fastify: at once when it settled at once, else when its promise does. */
+  const answer = (request: FastifyRequest, reply: FastifyReply, requirement: Requirement, what: string, done: HookHandlerDoneFunction): void => {
     let settled: void | Promise<void>
     try {
-      settled = pending()
+      settled = admit(request, reply, requirement, what)
     } catch (error) {
       done(error as Error)
       return
@@ -157,20 +158,22 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
         reply.header('cache-control', NO_STORE)
         return done()
       }
-      answer(() => admit(request, reply, requirement, whatOf(request)), done)
+      answer(request, reply, requirement, whatOf(request), done)
     }
 
   const publicUrls = new Set<string>()
   app.addHook('onRoute', (route) => {
     const { url } = route
     const methods = [route.method].flat()
-    const whatOf = methods.length === 1 ? ((what: string) => () => what)(`${String(methods[0])} ${url}`) : (request: FastifyRequest) => `${request.method} ${url}`
+    // How refusals name the route: made once when it has one method.
+    const only = `${String(methods[0])} ${url}`
+    const whatOf = methods.length === 1 ? () => only : (request: FastifyRequest) => `${request.method} ${url}`
     if (route.config?.methodNotAllowed) {
       // A 405 answers like the path it is about (public paths without
       // credentials); the helpers are registered after every route.
       route.onRequest = [...[route.onRequest ?? []].flat(), (request, reply, done) => {
         if (publicUrls.has(url)) return done()
-        answer(() => admit(request, reply, ANY_CALLER, whatOf(request)), done)
+        answer(request, reply, ANY_CALLER, whatOf(request), done)
       }]
       return
     }
@@ -190,7 +193,7 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   // anonymously; every route has its own hook above.
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.is404) return done()
-    answer(() => admit(request, reply, ANY_CALLER, `${request.method} ${request.url.split('?')[0]}`), done)
+    answer(request, reply, ANY_CALLER, `${request.method} ${request.url.split('?')[0]}`, done)
   })
 
   const flush = async (): Promise<void> => {
