@@ -179,3 +179,25 @@ t.test('GraphQL: connection-init credentials verify through the same authenticat
   await t.rejects(app.access.authenticate({ apiKey: 'ps_nope' }), { code: 'UNAUTHENTICATED' })
   await t.rejects(app.access.authenticate({}), { code: 'UNAUTHENTICATED' })
 })
+
+// Access is a hook each route gets as it is registered: a route registered
+// before it would be open. Every operation the OpenAPI document names with
+// a security requirement must refuse a request without credentials.
+t.test('every documented operation that needs credentials refuses a request without them', async (t) => {
+  const { app } = await build(t)
+  const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+    paths: Record<string, Record<string, { security?: unknown[] }>>
+  }>()
+  let checked = 0
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
+      if (operation.security !== undefined && operation.security.length === 0) continue
+      const url = path.replace(/\{[^}]+\}/g, '01890a5d-ac96-774b-bcce-b302099a8057')
+      const response = await app.inject({ method: method.toUpperCase() as RouteCase['method'], url })
+      t.equal(response.statusCode, 401, `${method.toUpperCase()} ${path} without credentials`)
+      checked++
+    }
+  }
+  t.ok(checked >= 20, `${checked} operations checked`)
+})
