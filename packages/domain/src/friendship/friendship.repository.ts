@@ -9,7 +9,10 @@ export interface FriendshipRepository {
   add(personId: string, friendId: string, since: Date): Promise<void>
   /** Idempotent. */
   remove(personId: string, friendId: string): Promise<void>
-  /** Friends of one person ordered by id, at most `limit`. */
+  /**
+   * Friends of one person in creation order (the order of their ids, which
+   * are time-ordered; a store may keep its own creation sequence), at most `limit`.
+   */
   listFriends(personId: string, limit: number): Promise<PersonSummary[]>
   /** Friends of many people in one round trip, at most `limit` each. */
   listFriendsOfMany(personIds: readonly string[], limit: number): Promise<Map<string, PersonSummary[]>>
