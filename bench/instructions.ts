@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { parseArgs } from 'node:util'
-import { benchApiKey, freePort, printRows, saveResults, seedBenchDatabase } from './lib.js'
+import { benchApiKey, benchServerEnv, freePort, MAIN, printRows, saveResults, seedBenchDatabase } from './lib.js'
 
 /*
  * npm run bench:instructions -- [--people 100000] [--friends 20] [--warmup 2000] [--requests 2000]
@@ -88,17 +88,11 @@ const startUnderCallgrind = async (outDir: string, databaseUrl: string, adminPas
   const child = spawn('valgrind', [
     '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes',
     `--callgrind-out-file=${join(outDir, 'callgrind.out')}`,
-    process.execPath, new URL('../packages/server/dist/main.js', import.meta.url).pathname
+    process.execPath, MAIN
   ], {
     env: {
       ...process.env,
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      JWT_SECRET: randomBytes(32).toString('base64url'),
-      ADMIN_PASSWORD: adminPassword,
-      RATE_LIMIT_MAX: '10000000',
+      ...benchServerEnv(port, databaseUrl, adminPassword),
       // Under valgrind the event loop runs some 50 times slower: load
       // shedding stays on, at a delay it never reaches here.
       MAX_EVENT_LOOP_DELAY_MS: '60000'

@@ -160,25 +160,27 @@ export const saveResults = (name: string, data: unknown): string => {
   return file.pathname
 }
 
-const MAIN = new URL('../packages/server/dist/main.js', import.meta.url).pathname
+export const MAIN = new URL('../packages/server/dist/main.js', import.meta.url).pathname
 
 /**
- * The real server as the benchmarks run it: production mode, logs at warn,
- * authentication on, rate limits high enough not to interfere.
+ * The environment of the real server as the benchmarks run it: production
+ * mode, logs at warn, authentication on, rate limits high enough not to interfere.
  */
+export const benchServerEnv = (port: number, databaseUrl: string, adminPassword: string): Record<string, string> => ({
+  PORT: String(port),
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'warn',
+  NODE_ENV: 'production',
+  JWT_SECRET: randomBytes(32).toString('base64url'),
+  ADMIN_PASSWORD: adminPassword,
+  RATE_LIMIT_MAX: '10000000'
+})
+
+/** The real server (`benchServerEnv`), started and ready. */
 export const startBenchServer = async (databaseUrl: string, adminPassword: string, extra: Record<string, string> = {}) => {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  const server = await startProcess([MAIN], {
-    PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    JWT_SECRET: randomBytes(32).toString('base64url'),
-    ADMIN_PASSWORD: adminPassword,
-    RATE_LIMIT_MAX: '10000000',
-    ...extra
-  }, `${base}/health/ready`)
+  const server = await startProcess([MAIN], { ...benchServerEnv(port, databaseUrl, adminPassword), ...extra }, `${base}/health/ready`)
   return { base, server }
 }
 

@@ -1,23 +1,10 @@
+import type { PersonTable } from '../database.js'
 import type { FriendshipPattern } from './friendship-pattern.js'
 
 export type SeedPhase = 'people' | 'friendships' | 'messages'
 
-/** A person as the seed writes it, its key left to the loader. */
-export interface SeedPerson {
-  id: string
-  name: string
-  name_lower: string
-  age: number | null
-  email: string | null
-  has_address: number
-  street: string | null
-  city: string | null
-  country: string | null
-  /** ISO-8601. */
-  created_at: string
-  updated_at: string
-  version: number
-}
+/** A person as the seed writes it (timestamps as ISO-8601 text), its key left to the loader. */
+export type SeedPerson = Omit<PersonTable, 'pk' | 'created_at' | 'updated_at'> & { created_at: string, updated_at: string }
 
 /** Person columns in the order the loaders bind them, the key first. */
 export const PERSON_COLUMNS = ['pk', 'id', 'name', 'name_lower', 'age', 'email', 'has_address', 'street', 'city', 'country', 'created_at', 'updated_at', 'version'] as const
