@@ -1,8 +1,6 @@
 import t from 'tap'
-import { uuidv7Generator, type Person } from '@people-service/domain'
-import { createRepositories } from '@people-service/infra'
 import { CHUNK_ROWS } from '../src/graphql/turns.js'
-import { build, graphql, portsOver, postGraphQL, sqliteDatabase } from './helper.js'
+import { countingSqliteApp, graphql, postGraphQL } from './helper.js'
 
 /*
  * No N+1: the number of SQL statements a query costs depends on its shape,
@@ -13,29 +11,9 @@ import { build, graphql, portsOver, postGraphQL, sqliteDatabase } from './helper
  * (graphql-sql-plan-statements.test.ts).
  */
 
-const ids = uuidv7Generator()
-
-const seeded = async (t: Parameters<typeof sqliteDatabase>[0], count: number) => {
-  const database = await sqliteDatabase(t)
-  const repositories = createRepositories(database)
-  const people: Person[] = []
-  const now = new Date()
-  for (let i = 0; i < count; i++) {
-    const person: Person = { id: ids.next(), name: `Person ${i}`, age: 20 + (i % 50), email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
-    await repositories.people.insert(person)
-    people.push(person)
-  }
-  // Everyone has friends and messages, so every level of the query has rows to load.
-  for (let i = 0; i < count; i++) {
-    for (let k = 1; k <= 3; k++) await repositories.friendships.add(people[i]!.id, people[(i + k) % count]!.id, now)
-    await repositories.messages.insert({ id: ids.next(), personId: people[i]!.id, text: `hello ${i}`, senderId: 'seed', sentAt: now })
-  }
-  const { api } = await build(t, { ports: portsOver(repositories), graphqlSqlPlan: false })
-  // The caller's account is read once, then served from the credential cache.
-  await api.inject('/users/me')
-  database.statements.length = 0
-  return { app: api, statements: database.statements }
-}
+// Everyone has friends and messages, so every level of the query has rows to load.
+const seeded = (t: Parameters<typeof countingSqliteApp>[0], people: number) =>
+  countingSqliteApp(t, { people, friends: 3, messages: 1, graphqlSqlPlan: false })
 
 interface Checks {
   equal(found: unknown, wanted: unknown, message: string): boolean
@@ -45,7 +23,7 @@ interface Checks {
 
 /** Runs the query on `people` seeded people and answers how many statements it cost. */
 const countStatements = async (t: Checks, people: number, query: string): Promise<number> => {
-  const { app: api, statements } = await seeded(t, people)
+  const { api, statements } = await seeded(t, people)
   const { status, body } = await graphql(api, postGraphQL(query))
   t.equal(status, 200, 'answered')
   t.equal(body.errors, undefined, 'no errors')
@@ -78,7 +56,7 @@ t.test('aliases with different limits are one batch each', async (t) => {
 })
 
 t.test('a level of more than CHUNK_ROWS rows is read in chunks of at most that many', async (t) => {
-  const { app: api, statements } = await seeded(t, 150)
+  const { api, statements } = await seeded(t, 150)
   // 150 people, up to 10 friends each: room for 1,500 rows.
   const { status, body } = await graphql(api, postGraphQL('{ people(limit: 150) { friends(limit: 10) { id } } }'))
   t.equal(status, 200)

@@ -1,7 +1,5 @@
 import t from 'tap'
-import { uuidv7Generator, type Person } from '@people-service/domain'
-import { createRepositories } from '@people-service/infra'
-import { build, graphql, portsOver, postGraphQL, sqliteDatabase } from './helper.js'
+import { countingSqliteApp, graphql, postGraphQL } from './helper.js'
 
 /*
  * The SQL plan's promise, counted on a real SQLite file: one statement per
@@ -9,27 +7,8 @@ import { build, graphql, portsOver, postGraphQL, sqliteDatabase } from './helper
  * where the resolvers need one per level.
  */
 
-const ids = uuidv7Generator()
-
-const seeded = async (t: Parameters<typeof sqliteDatabase>[0], graphqlSqlPlan: boolean) => {
-  const database = await sqliteDatabase(t)
-  const repositories = createRepositories(database)
-  const people: Person[] = []
-  const now = new Date()
-  for (let i = 0; i < 30; i++) {
-    const person: Person = { id: ids.next(), name: `Person ${i}`, age: i, email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
-    await repositories.people.insert(person)
-    people.push(person)
-  }
-  for (let i = 0; i < 30; i++) {
-    for (let k = 1; k <= 4; k++) await repositories.friendships.add(people[i]!.id, people[(i + k) % 30]!.id, now)
-  }
-  const { api } = await build(t, { ports: portsOver(repositories), graphqlSqlPlan })
-  // The caller's account is read once, then served from the credential cache.
-  await api.inject('/users/me')
-  database.statements.length = 0
-  return { api, statements: database.statements, people }
-}
+const seeded = (t: Parameters<typeof countingSqliteApp>[0], graphqlSqlPlan: boolean) =>
+  countingSqliteApp(t, { people: 30, friends: 4, graphqlSqlPlan })
 
 const QUERY = (id: string) => `{
   one: person(id: "${id}") { name address { city } friends(limit: 3) { name friends(limit: 3) { name age friends(limit: 2) { id } } } }

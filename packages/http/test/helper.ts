@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import tap from 'tap'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
-import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Ports, type Role } from '@people-service/domain'
+import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Person, type Ports, type Role } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle, type Repositories } from '@people-service/infra'
 import { postgresDatabase, type PostgresTestDatabase, type Teardown } from '@people-service/infra/testing'
@@ -145,6 +145,38 @@ export const sqliteDatabase = async (t: Teardown): Promise<DatabaseHandle & { st
     rmSync(dir, { recursive: true, force: true })
   })
   return { ...handle, statements }
+}
+
+/**
+ * An app over a real SQLite file holding `people` people, each a friend of
+ * the next `friends` (both ways) and holding `messages` messages, with the
+ * statements it runs counted from the first request a test sends (the
+ * caller's account already read once, then served from the credential cache).
+ */
+export const countingSqliteApp = async (
+  t: Teardown,
+  { people: count, friends, messages = 0, graphqlSqlPlan }: { people: number, friends: number, messages?: number, graphqlSqlPlan: boolean }
+) => {
+  const database = await sqliteDatabase(t)
+  const repositories = createRepositories(database)
+  const ids = uuidv7Generator()
+  const now = new Date()
+  const people: Person[] = []
+  for (let i = 0; i < count; i++) {
+    const person: Person = { id: ids.next(), name: `Person ${i}`, age: 20 + (i % 50), email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
+    await repositories.people.insert(person)
+    people.push(person)
+  }
+  for (let i = 0; i < count; i++) {
+    for (let k = 1; k <= friends; k++) await repositories.friendships.add(people[i]!.id, people[(i + k) % count]!.id, now)
+    for (let m = 0; m < messages; m++) {
+      await repositories.messages.insert({ id: ids.next(), personId: people[i]!.id, text: `hello ${i}`, senderId: 'seed', sentAt: now })
+    }
+  }
+  const { api } = await build(t, { ports: portsOver(repositories), graphqlSqlPlan })
+  await api.inject('/users/me')
+  database.statements.length = 0
+  return { api, statements: database.statements, people }
 }
 
 /**
