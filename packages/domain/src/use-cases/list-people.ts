@@ -26,13 +26,18 @@ export const decodePeopleCursor = (cursor: string): string => {
  */
 export const cursorAfterPerson = (id: string): string => encodeCursor([id])
 
+/** A page's limit and where it starts, checked: what every list of people takes. */
+export const pageBounds = (input: Pick<ListPeopleInput, 'limit' | 'cursor'>): Pick<ListPeopleQuery, 'limit' | 'afterId'> => {
+  const limit = checkLimit(input.limit ?? LIST_LIMITS.people.default, LIST_LIMITS.people.max)
+  return input.cursor === undefined ? { limit } : { limit, afterId: decodePeopleCursor(input.cursor) }
+}
+
 /** The repository's query for a page; undefined when nothing can match. */
 const pageQuery = (input: ListPeopleInput): ListPeopleQuery | undefined => {
-  const limit = checkLimit(input.limit ?? LIST_LIMITS.people.default, LIST_LIMITS.people.max)
-  const afterId = input.cursor === undefined ? undefined : decodePeopleCursor(input.cursor)
+  const bounds = pageBounds(input)
   // No stored name holds U+0000 (see hasNul): nothing to ask the database.
   if (input.name !== undefined && hasNul(input.name)) return undefined
-  return { limit, ...(afterId === undefined ? {} : { afterId }), ...(input.name ? { nameContains: input.name } : {}) }
+  return input.name ? { ...bounds, nameContains: input.name } : bounds
 }
 
 /** People ordered by id, a page at a time, optionally filtered by name. */
@@ -40,9 +45,12 @@ export const listPeople = ({ people }: Pick<Ports, 'people'>) =>
   async (input: ListPeopleInput = {}): Promise<Page<PersonSummary>> => {
     const query = pageQuery(input)
     if (query === undefined) return { items: [] }
-    const rows = await people.list({ ...query, limit: query.limit + 1 })
-    return toPage(rows, query.limit, (p) => [p.id])
+    return pageOf(people, query)
   }
+
+/** One row more than the page, to know whether another follows. */
+const pageOf = async (people: Ports['people'], query: ListPeopleQuery): Promise<Page<PersonSummary>> =>
+  toPage(await people.list({ ...query, limit: query.limit + 1 }), query.limit, (p) => [p.id])
 
 /** listPeople's page as the JSON array of its items, for an answer that is that array. */
 export const listPeopleJson = ({ people }: Pick<Ports, 'people'>) =>
@@ -50,7 +58,7 @@ export const listPeopleJson = ({ people }: Pick<Ports, 'people'>) =>
     const query = pageQuery(input)
     if (query === undefined) return { json: '[]' }
     if (people.listJson === undefined) {
-      const { items, next } = toPage(await people.list({ ...query, limit: query.limit + 1 }), query.limit, (p) => [p.id])
+      const { items, next } = await pageOf(people, query)
       return next === undefined ? { json: JSON.stringify(items) } : { json: JSON.stringify(items), next }
     }
     const { json, lastId, more } = await people.listJson(query)

@@ -2,7 +2,7 @@ import type { PersonSelection } from '../person/person-projection.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 import { checkLimit, LIST_LIMITS } from './limits.js'
-import { decodePeopleCursor } from './list-people.js'
+import { pageBounds } from './list-people.js'
 
 /** Every friend list of a selection within the limit getPerson's friends have, at any depth. */
 const checkSelection = (selection: PersonSelection): void => {
@@ -37,8 +37,7 @@ export interface ProjectPeopleInput {
  */
 export const projectPeople = ({ projections }: Pick<Ports, 'projections'>) =>
   async (input: ProjectPeopleInput, selection: PersonSelection): Promise<string> => {
-    const limit = checkLimit(input.limit ?? LIST_LIMITS.people.default, LIST_LIMITS.people.max)
-    const afterId = input.cursor === undefined ? undefined : decodePeopleCursor(input.cursor)
+    const bounds = pageBounds(input)
     checkSelection(selection)
-    return projections.listJson(afterId === undefined ? { limit } : { limit, afterId }, selection)
+    return projections.listJson(bounds, selection)
   }
