@@ -28,7 +28,7 @@ type Variables = Readonly<Record<string, unknown>>
  * Would execution run this selection? An undecidable directive counts as
  * "yes": when in doubt, a field is checked.
  */
-const included = (node: { directives?: readonly DirectiveNode[] | undefined }, variables: Variables): boolean => {
+export const included = (node: { directives?: readonly DirectiveNode[] | undefined }, variables: Variables): boolean => {
   if (node.directives === undefined || node.directives.length === 0) return true
   try {
     if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false

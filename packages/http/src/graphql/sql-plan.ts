@@ -1,9 +1,10 @@
 import { LIST_LIMITS, type AddressEntry, type AddressScalar, type PersonEntry, type PersonScalar, type PersonSelection, type ProjectPeopleInput } from '@people-service/domain'
 import {
-  getArgumentValues, getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
+  getArgumentValues, Kind,
   type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema,
   type OperationDefinitionNode, type SelectionSetNode, type ValueNode
 } from 'graphql'
+import { included } from './authorization.js'
 import type { GraphQLContext } from './context.js'
 import { CHUNK_ROWS } from './turns.js'
 
@@ -73,12 +74,6 @@ const collectFields = (
     }
   }
   return fields
-}
-
-const included = (node: Parameters<typeof getDirectiveValues>[1], variables: Variables): boolean => {
-  if (node.directives === undefined || node.directives.length === 0) return true
-  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false
-  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false
 }
 
 /** The selection sets of every field under one key, as one. */
