@@ -7,6 +7,7 @@ import { personIdName } from './migrations/2026-11-24-person-id-name.js'
 import { accountLifecycle } from './migrations/2026-11-25-account-lifecycle.js'
 import { personVersionAndIdempotency } from './migrations/2026-11-26-person-version-and-idempotency.js'
 import { compactStorage } from './migrations/2026-11-27-compact-storage.js'
+import { personPageIndex } from './migrations/2026-11-28-person-page-index.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -16,7 +17,8 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '2026-11-24-person-id-name': personIdName(dialect),
   '2026-11-25-account-lifecycle': accountLifecycle(dialect),
   '2026-11-26-person-version-and-idempotency': personVersionAndIdempotency(dialect),
-  '2026-11-27-compact-storage': compactStorage(dialect)
+  '2026-11-27-compact-storage': compactStorage(dialect),
+  '2026-11-28-person-page-index': personPageIndex(dialect)
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

@@ -84,6 +84,27 @@ t.test('a friend list finds its owner by the unique id index and each friend by 
   }
 })
 
+t.test('a page of people is one range of the (id, name) index, never the table', async (t) => {
+  const executed: Array<{ sql: string, parameters: readonly unknown[] }> = []
+  const { path } = await sqliteFile(t)
+  const handle = createDatabase({ url: `sqlite:${path}`, log: (event) => { executed.push(event.query) } })
+  t.teardown(() => handle.close())
+  const { people } = createRepositories(handle)
+  const afterId = '00000000-0000-7000-8000-000000000001'
+  await people.list({ limit: 10 })
+  await people.list({ limit: 10, afterId })
+  await people.listJson?.({ limit: 10 })
+  await people.listJson?.({ limit: 10, afterId })
+  const raw = new BetterSqlite3(path, { readonly: true })
+  t.teardown(() => raw.close())
+  t.equal(executed.length, 4)
+  for (const { sql: text, parameters } of executed) {
+    const plan = raw.prepare(`explain query plan ${text}`).all(...parameters).map((row) => (row as { detail: string }).detail).join(' | ')
+    t.match(plan, /(SCAN|SEARCH) person USING COVERING INDEX person_page\b/, plan)
+    t.notMatch(plan, /USE TEMP B-TREE/, plan)
+  }
+})
+
 t.test('name search finds substrings case-insensitively through the trigram index', async (t) => {
   const handle = await sqliteFile(t)
   const { people } = createRepositories(handle)
