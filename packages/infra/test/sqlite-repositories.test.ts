@@ -3,6 +3,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'kysely'
 import { repositoryContract } from '@people-service/domain/testing'
 import { createDatabase, createRepositories, migrateTo, migrateToLatest, sharedSetting } from '@people-service/infra'
+import type { Teardown } from '@people-service/infra/testing'
 import { sqliteFile } from './helper.js'
 
 for (const contractCase of repositoryContract) {
@@ -63,21 +64,31 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
   }
 })
 
-t.test('a friend list finds its owner by the unique id index and each friend by integer key', async (t) => {
+/**
+ * Repositories over a SQLite file that record every statement they run, and
+ * the query plan of a recorded statement with its own parameters.
+ */
+const recordingRepositories = async (t: Teardown) => {
   const executed: Array<{ sql: string, parameters: readonly unknown[] }> = []
   const { path } = await sqliteFile(t)
   const handle = createDatabase({ url: `sqlite:${path}`, log: (event) => { executed.push(event.query) } })
   t.teardown(() => handle.close())
-  const { friendships } = createRepositories(handle)
+  const raw = new BetterSqlite3(path, { readonly: true })
+  t.teardown(() => raw.close())
+  const planOf = ({ sql: text, parameters }: { sql: string, parameters: readonly unknown[] }): string =>
+    raw.prepare(`explain query plan ${text}`).all(...parameters).map((row) => (row as { detail: string }).detail).join(' | ')
+  return { repositories: createRepositories(handle), executed, planOf }
+}
+
+t.test('a friend list finds its owner by the unique id index and each friend by integer key', async (t) => {
+  const { repositories: { friendships }, executed, planOf } = await recordingRepositories(t)
   const ids = ['00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000002']
   await friendships.listFriends(ids[0] as string, 10)
   await friendships.listFriendsOfMany(ids, 10)
-  const raw = new BetterSqlite3(path, { readonly: true })
-  t.teardown(() => raw.close())
   const friendQueries = executed.filter((query) => query.sql.includes('friendship'))
   t.equal(friendQueries.length, 2)
-  for (const { sql: text, parameters } of friendQueries) {
-    const plan = raw.prepare(`explain query plan ${text}`).all(...parameters).map((row) => (row as { detail: string }).detail).join(' | ')
+  for (const query of friendQueries) {
+    const plan = planOf(query)
     t.match(plan, /SEARCH \w+ USING COVERING INDEX person_id_unique \(id=\?\)/, plan)
     t.match(plan, /SEARCH \w+ USING INTEGER PRIMARY KEY \(rowid=\?\)/, plan)
     t.notMatch(plan, /SCAN (person|friendship)\b(?! USING)/, plan)
@@ -85,21 +96,15 @@ t.test('a friend list finds its owner by the unique id index and each friend by 
 })
 
 t.test('a page of people is one range of the (id, name) index, never the table', async (t) => {
-  const executed: Array<{ sql: string, parameters: readonly unknown[] }> = []
-  const { path } = await sqliteFile(t)
-  const handle = createDatabase({ url: `sqlite:${path}`, log: (event) => { executed.push(event.query) } })
-  t.teardown(() => handle.close())
-  const { people } = createRepositories(handle)
+  const { repositories: { people }, executed, planOf } = await recordingRepositories(t)
   const afterId = '00000000-0000-7000-8000-000000000001'
   await people.list({ limit: 10 })
   await people.list({ limit: 10, afterId })
   await people.listJson?.({ limit: 10 })
   await people.listJson?.({ limit: 10, afterId })
-  const raw = new BetterSqlite3(path, { readonly: true })
-  t.teardown(() => raw.close())
   t.equal(executed.length, 4)
-  for (const { sql: text, parameters } of executed) {
-    const plan = raw.prepare(`explain query plan ${text}`).all(...parameters).map((row) => (row as { detail: string }).detail).join(' | ')
+  for (const query of executed) {
+    const plan = planOf(query)
     t.match(plan, /(SCAN|SEARCH) person USING COVERING INDEX person_page\b/, plan)
     t.notMatch(plan, /USE TEMP B-TREE/, plan)
   }
