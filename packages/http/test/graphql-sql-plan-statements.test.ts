@@ -32,3 +32,13 @@ t.test('the same query with the resolvers reads level by level', async (t) => {
   t.equal(status, 200)
   t.ok(statements.length > 2, `${statements.length} statements`)
 })
+
+t.test('root fields whose rows together pass what one request may read go to the resolvers, which take turns', async (t) => {
+  const { api, statements } = await seeded(t, true)
+  const page = 'people(limit: 100) { friends(limit: 19) { id } }'
+  const { status, body } = await graphql(api, postGraphQL(`{ a: ${page} b: ${page} }`))
+  t.equal(status, 200)
+  t.equal(body.errors, undefined, 'no errors')
+  t.equal((body.data?.a as unknown[]).length, 30, 'every seeded person')
+  t.ok(statements.length > 2, `${statements.length} statements, not one per root field`)
+})

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { cursorAfterPerson, uuidv7Generator, type Person, type Ports } from '@people-service/domain'
-import { MOST_ROWS_PER_STATEMENT } from '../src/graphql/sql-plan.js'
+import { MOST_ROWS_PER_REQUEST } from '../src/graphql/sql-plan.js'
 import { apiKeyOf, build, clientOf, getGraphQL, postGraphQL, type Injector } from './helper.js'
 
 /*
@@ -94,6 +94,7 @@ t.test('queries of people and friends answer the same bytes with and without the
     ['a name filter (the resolvers)', '{ people(limit: 5, name: "ada") { name friends { name } } }'],
     ['messages (the resolvers)', `{ person(id: "${ada!.id}") { name messages { text } } }`],
     ['more rows than one statement reads (the resolvers)', '{ people(limit: 300) { friends(limit: 10) { name } } }'],
+    ['two root fields each within the rows, together past them (the resolvers)', '{ a: people(limit: 100) { friends(limit: 19) { id } } b: people(limit: 100) { friends(limit: 19) { id } } }'],
     ['too costly: refused', '{ people(limit: 1000) { friends(limit: 100) { name } } }'],
     ['a field that is not there', '{ people { nope } }']
   ]
@@ -108,7 +109,8 @@ t.test('queries of people and friends answer the same bytes with and without the
   t.match(bench.data.person, { name: ada!.name, age: ada!.age }, 'the person asked for')
   t.equal(bench.data.person.friends.length, 10, 'ten of the first person\'s friends')
   t.match(answers.get('a cursor this service did not issue'), /"data":null,"errors":\[\{"message":"cursor is not one this service issued".*"INVALID_CURSOR"/)
-  t.ok(MOST_ROWS_PER_STATEMENT < 300 * 11, 'the big query is past what one statement reads')
+  t.ok(MOST_ROWS_PER_REQUEST < 300 * 11, 'the big query is past what one request reads')
+  t.ok(MOST_ROWS_PER_REQUEST >= 100 * 20 && MOST_ROWS_PER_REQUEST < 2 * 100 * 20, 'each alias of the two is within it, both are not')
 })
 
 t.test('callers the policy refuses, or that have no credentials, get the same answers with and without the plan', async (t) => {

@@ -31,6 +31,9 @@ export const LIST_ARGUMENTS = {
 
 export type ListField = keyof typeof LIST_ARGUMENTS
 
+/** A list's limit: as given, or its default when absent or an explicit null ("no preference"). */
+export const listLimit = (field: ListField, given: unknown): number => typeof given === 'number' ? given : LIST_ARGUMENTS[field].default
+
 export class ArgumentError extends GraphQLError {
   constructor (coordinate: string, argument: string, problem: string, inner?: string) {
     const field = coordinate.split('.')[1] ?? coordinate

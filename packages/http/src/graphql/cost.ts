@@ -3,7 +3,7 @@ import {
   type OperationDefinitionNode
 } from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
-import { LIST_ARGUMENTS, type ListField } from './argument-limits.js'
+import { LIST_ARGUMENTS, listLimit, type ListField } from './argument-limits.js'
 
 /**
  * The worst-case cost of a query, in units of about one row read and
@@ -33,10 +33,7 @@ const isListField = (key: string): key is ListField => key in LIST_ARGUMENTS
 const estimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
   const key = `${type.name}.${field.name}`
   if (isListField(key)) {
-    const list = LIST_ARGUMENTS[key]
-    const given: unknown = args[list.argument]
-    // An explicit null means "no preference": the default applies, as when absent.
-    const limit = typeof given === 'number' ? given : list.default
+    const limit = listLimit(key, args[LIST_ARGUMENTS[key].argument])
     const search = typeof args.name === 'string' ? COST_WEIGHTS.nameSearch : 0
     return search + limit * (1 + childComplexity)
   }

@@ -149,7 +149,7 @@ export const createPipeline = ({ production, ...settings }: PipelineOptions): Pi
         })
       }
       const plan = planOf(checked.operation)
-      const result = await plan.run(context, checked.variables)
+      const result = await plan.run(context, checked.variables, log)
       if (result instanceof JsonData) return formatJsonData(result, { cost })
       return formatResult(result, { production, requestId: context.requestId, log }, { cost })
     }

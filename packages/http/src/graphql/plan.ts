@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify'
 import { execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit'
 import type { GraphQLContext } from './context.js'
@@ -6,8 +7,8 @@ import type { JsonData } from './sql-plan.js'
 
 /** How a checked operation runs: with its coerced variables, in a request's context. */
 export interface Plan {
-  /** The result, or the `data` of one without errors as the database wrote it. */
-  run(context: GraphQLContext, variables: Record<string, unknown>): Promise<ExecutionResult | JsonData>
+  /** The result, or the `data` of one without errors as the database wrote it; `log` takes what the result cannot say. */
+  run(context: GraphQLContext, variables: Record<string, unknown>, log: FastifyBaseLogger): Promise<ExecutionResult | JsonData>
 }
 
 // The resolvers are all on the schema's fields; the root value carries nothing.

@@ -4,7 +4,7 @@ import {
 import type { GraphQLResolveInfo } from 'graphql'
 import mercurius, { type MercuriusContext } from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
-import { LIST_ARGUMENTS } from './argument-limits.js'
+import { listLimit } from './argument-limits.js'
 import type { GraphQLContext } from './context.js'
 import type { PersonParent } from './loaders.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
@@ -39,9 +39,6 @@ const isWhole = (person: PersonParent): person is Person => 'createdAt' in perso
 /** The whole person behind a list entry, from the request's batch loader. */
 const whole = async (person: PersonParent, { loaders }: GraphQLContext): Promise<Person | null> =>
   isWhole(person) ? person : loaders.people.load(person.id)
-
-/** A list's limit: an explicit null means the default, as when it is not given. */
-const limitOf = ({ limit }: LimitArgs, field: 'Person.friends' | 'Person.messages'): number => limit ?? LIST_ARGUMENTS[field].default
 
 /** The use case's input from GraphQL's arguments: null is "not given", and an empty name filters nothing. */
 const listInput = (limit: number | null | undefined, cursor: string | null | undefined, name: string | null | undefined): ListPeopleInput => ({
@@ -135,8 +132,8 @@ export const resolvers: Resolvers = {
     age: async (person, _, context) => (await whole(person, context))?.age ?? null,
     email: async (person, _, context) => (await whole(person, context))?.email ?? null,
     address: async (person, _, context) => (await whole(person, context))?.address ?? null,
-    friends: (person, args, { loaders }) => loaders.friends(limitOf(args, 'Person.friends')).load(person.id),
-    messages: (person, args, { loaders }) => loaders.inbox(limitOf(args, 'Person.messages')).load(person.id)
+    friends: (person, args, { loaders }) => loaders.friends(listLimit('Person.friends', args.limit)).load(person.id),
+    messages: (person, args, { loaders }) => loaders.inbox(listLimit('Person.messages', args.limit)).load(person.id)
   },
   Message: {
     sentAt: (message) => message.sentAt.toISOString(),

@@ -1,11 +1,14 @@
-import { LIST_LIMITS, type AddressEntry, type AddressScalar, type PersonEntry, type PersonScalar, type PersonSelection, type ProjectPeopleInput } from '@people-service/domain'
+import { isDomainError, type AddressEntry, type AddressScalar, type PersonEntry, type PersonScalar, type PersonSelection, type ProjectPeopleInput } from '@people-service/domain'
 import {
   getArgumentValues, Kind,
   type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema,
   type OperationDefinitionNode, type SelectionSetNode, type ValueNode
 } from 'graphql'
+import type { FastifyBaseLogger } from 'fastify'
+import { listLimit } from './argument-limits.js'
 import { included } from './authorization.js'
 import type { GraphQLContext } from './context.js'
+import type { Plan } from './plan.js'
 import { CHUNK_ROWS } from './turns.js'
 
 /*
@@ -14,7 +17,7 @@ import { CHUNK_ROWS } from './turns.js'
  * any depth, under any aliases, through fragments and @include/@skip. Each
  * root field becomes one statement that builds its JSON in the database
  * (PersonProjections), and the answer's `data` is those texts put side by
- * side, never parsed. The resolvers stay the reference: an operation that
+ * side, not parsed here. The resolvers stay the reference: an operation that
  * asks for anything else (messages, a name filter, the connection, a
  * mutation) is not compiled, and a request whose run meets any error runs
  * again with the resolvers, so its errors are theirs.
@@ -31,11 +34,12 @@ export class JsonData {
 type Variables = Record<string, unknown>
 
 /**
- * Rows one compiled statement may read, at worst. A statement runs on the
- * event loop in one go, where the resolvers read big levels in chunks that
- * take turns (turns.ts): beyond this a request runs with them.
+ * Rows one compiled request may read, at worst, over all its root fields:
+ * on SQLite its statements run on the event loop one after another without
+ * a turn between them, where the resolvers read big levels in chunks that
+ * take turns (turns.ts). Beyond this a request runs with the resolvers.
  */
-export const MOST_ROWS_PER_STATEMENT = 4 * CHUNK_ROWS
+export const MOST_ROWS_PER_REQUEST = 4 * CHUNK_ROWS
 
 /** Person's and Address's own fields: columns of the person's row. */
 const PERSON_SCALARS: ReadonlySet<string> = new Set<PersonScalar>(['id', 'name', 'age', 'email'])
@@ -153,9 +157,6 @@ interface Call {
   answer: (context: GraphQLContext) => Promise<string>
 }
 
-/** A list's limit: an explicit null means the default, as when it is not given (resolvers.ts). */
-const limitOf = (value: unknown, defaultValue: number): number => typeof value === 'number' ? value : defaultValue
-
 class SelectionMaker {
   readonly #fragments: Fragments
   readonly #variables: Variables
@@ -178,7 +179,7 @@ class SelectionMaker {
       else if (name === 'address') entries.push({ kind: 'address', key, selection: this.#address(merged(nodes)) })
       else if (name === 'friends') {
         const { limit } = getArgumentValues(this.#friends, first, this.#variables)
-        entries.push({ kind: 'friends', key, limit: limitOf(limit, LIST_LIMITS.friends.default), selection: this.person(merged(nodes)) })
+        entries.push({ kind: 'friends', key, limit: listLimit('Person.friends', limit), selection: this.person(merged(nodes)) })
       } else if (isPersonScalar(name)) entries.push({ kind: 'field', key, field: name })
     }
     return entries
@@ -199,11 +200,6 @@ const rowsOf = (selection: PersonSelection, owners: number): number =>
 /** Selections made per values of the shape variables: a few per operation in practice. */
 const SHAPES_KEPT = 32
 
-/** How an operation runs otherwise: with the resolvers (plan.ts). */
-export interface FallbackPlan {
-  run(context: GraphQLContext, variables: Variables): Promise<ExecutionResult>
-}
-
 /**
  * One operation's SQL plan (made once per document and operation,
  * prepared-operation.ts): its root fields answered by the projections use
@@ -214,12 +210,12 @@ export class SqlPlan {
   readonly #node: OperationDefinitionNode
   readonly #fragments: Fragments
   readonly #shapeVariables: readonly string[]
-  readonly #fallback: () => FallbackPlan
+  readonly #fallback: () => Plan
   readonly #people: GraphQLField<unknown, unknown>
   readonly #person: GraphQLField<unknown, unknown>
   readonly #shapes = new Map<string, RootField[]>()
 
-  private constructor (schema: GraphQLSchema, node: OperationDefinitionNode, fragments: Fragments, shape: Shape, fallback: () => FallbackPlan) {
+  private constructor (schema: GraphQLSchema, node: OperationDefinitionNode, fragments: Fragments, shape: Shape, fallback: () => Plan) {
     this.#schema = schema
     this.#node = node
     this.#fragments = fragments
@@ -232,25 +228,28 @@ export class SqlPlan {
   }
 
   /** The plan of an operation the database can answer whole, or undefined. */
-  static of (schema: GraphQLSchema, node: OperationDefinitionNode, fragments: Fragments, fallback: () => FallbackPlan): SqlPlan | undefined {
+  static of (schema: GraphQLSchema, node: OperationDefinitionNode, fragments: Fragments, fallback: () => Plan): SqlPlan | undefined {
     if (node.operation !== 'query') return undefined
     const shape: Shape = { variables: new Set() }
     if (!compilable(node.selectionSet, 'query', fragments, shape)) return undefined
     return new SqlPlan(schema, node, fragments, shape, fallback)
   }
 
-  async run (context: GraphQLContext, variables: Variables): Promise<ExecutionResult | JsonData> {
+  async run (context: GraphQLContext, variables: Variables, log: FastifyBaseLogger): Promise<ExecutionResult | JsonData> {
     const calls = this.#fieldsFor(variables).map((field) => this.#call(field, variables))
-    if (calls.some((call) => call.rows > MOST_ROWS_PER_STATEMENT)) return this.#fallback().run(context, variables)
+    if (calls.reduce((rows, call) => rows + call.rows, 0) > MOST_ROWS_PER_REQUEST) return this.#fallback().run(context, variables, log)
     let texts: string[]
     try {
       texts = await Promise.all(calls.map(async ({ key, answer }) => `${key}:${await answer(context)}`))
-    } catch {
+    } catch (error) {
       // Whatever failed (a cursor this service did not issue, the database
       // away), the resolvers say it as they always have: the same data,
       // paths and codes, an unexpected failure logged and hidden behind the
       // request id. Nothing was written: running the query again is safe.
-      return this.#fallback().run(context, variables)
+      // A failure the resolvers may not meet (the plan's own SQL) is logged
+      // here, or it would go unseen behind their answer.
+      if (!isDomainError(error)) log.warn({ err: error }, 'the SQL plan failed; the resolvers answer instead')
+      return this.#fallback().run(context, variables, log)
     }
     return new JsonData(`{${texts.join(',')}}`)
   }
@@ -269,7 +268,7 @@ export class SqlPlan {
       ...(typeof limit === 'number' ? { limit } : {}),
       ...(typeof cursor === 'string' ? { cursor } : {})
     }
-    return { key, rows: field.rowsPerPerson * limitOf(limit, LIST_LIMITS.people.default), answer: async ({ useCases }) => useCases.projectPeople(input, selection) }
+    return { key, rows: field.rowsPerPerson * listLimit('Query.people', limit), answer: async ({ useCases }) => useCases.projectPeople(input, selection) }
   }
 
   /** The root fields and their selections for these variables, made once per values of the shape variables. */
