@@ -10,7 +10,7 @@ import { installClosingHeader } from './plugins/closing.js'
 import { answerRouterError, installErrorHandling } from './plugins/errors.js'
 import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
-import { registerMetrics, type MetricsOptions } from './plugins/metrics.js'
+import { installRequestDurations, registerMetrics, type MetricsOptions } from './plugins/metrics.js'
 import { registerOpenApi } from './plugins/openapi.js'
 import { installResponseHeaders } from './plugins/response-headers.js'
 import { registerCors, SECURITY_HEADERS } from './plugins/security-headers.js'
@@ -125,13 +125,16 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   installResponseHeaders(app, SECURITY_HEADERS)
   installLimits(app)
   installClosingHeader(app)
+  // Before any route (CORS' catch-all OPTIONS, the docs' and /metrics
+  // included): its onRoute check must see every one of them, and gives each
+  // its own hook.
+  const access = await installAccess(app, options.ports, options.access)
+  // Before any route too, so that every route gets its latency series.
+  const durations = installRequestDurations(app)
   await registerCors(app, { origins: options.corsOrigins ?? [] })
   await registerUnderPressure(app, options.pressure ?? { maxEventLoopDelay: 1000 })
-  // Before any route (the docs' and /metrics included): its onRoute check
-  // must see every one of them, and gives each its own hook.
-  const access = await installAccess(app, options.ports, options.access)
   await registerOpenApi(app)
-  await registerMetrics(app, options.metrics ?? {})
+  await registerMetrics(app, durations, options.metrics ?? {})
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const methods = trackMethods(app)

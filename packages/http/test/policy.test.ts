@@ -122,6 +122,20 @@ t.test('unknown paths and 405s need credentials unless the path is public', asyn
   t.equal((await app.inject({ method: 'HEAD', url: '/people' })).statusCode, 401)
 })
 
+t.test('with CORS on, its catch-all OPTIONS route needs credentials too; preflights still pass', async (t) => {
+  const origin = 'https://app.example.org'
+  const { app, admin } = await build(t, { corsOrigins: [origin] })
+  for (const url of ['/nowhere', '/people']) {
+    const anonymous = await app.inject({ method: 'OPTIONS', url })
+    t.equal(anonymous.statusCode, 401, `OPTIONS ${url} without credentials`)
+    t.equal(anonymous.json().code, 'UNAUTHENTICATED')
+  }
+  t.equal((await app.inject({ method: 'OPTIONS', url: '/nowhere', headers: admin })).statusCode, 404, 'with credentials: the path is unknown')
+  const preflight = await app.inject({ method: 'OPTIONS', url: '/people', headers: { origin, 'access-control-request-method': 'GET' } })
+  t.equal(preflight.statusCode, 204, 'a preflight carries no credentials and needs none')
+  t.equal(preflight.headers['access-control-allow-origin'], origin)
+})
+
 t.test('a route without a row in the policy table cannot be registered', async (t) => {
   await build(t, {
     extend: (app) => { t.throws(() => app.get('/forgotten', async () => ({})), /no row in the policy table/) }

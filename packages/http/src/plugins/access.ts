@@ -161,6 +161,11 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
       answer(request, reply, requirement, whatOf(request), done)
     }
 
+  /** How a refusal names a request to a path no route serves as such. */
+  const pathOf = (request: FastifyRequest): string => `${request.method} ${request.url.split('?')[0]}`
+  const anyCaller = (whatOf: (request: FastifyRequest) => string): onRequestHookHandler =>
+    (request, reply, done) => { answer(request, reply, ANY_CALLER, whatOf(request), done) }
+
   const publicUrls = new Set<string>()
   app.addHook('onRoute', (route) => {
     const { url } = route
@@ -168,13 +173,19 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
     // How refusals name the route: made once when it has one method.
     const only = `${String(methods[0])} ${url}`
     const whatOf = methods.length === 1 ? () => only : (request: FastifyRequest) => `${request.method} ${url}`
+    const hooks = [route.onRequest ?? []].flat()
     if (route.config?.methodNotAllowed) {
       // A 405 answers like the path it is about (public paths without
-      // credentials); the helpers are registered after every route.
-      route.onRequest = [...[route.onRequest ?? []].flat(), (request, reply, done) => {
-        if (publicUrls.has(url)) return done()
-        answer(request, reply, ANY_CALLER, whatOf(request), done)
-      }]
+      // credentials); the helpers are registered after every route, so the
+      // set of public paths is complete by then.
+      if (!publicUrls.has(url)) route.onRequest = [...hooks, anyCaller(whatOf)]
+      return
+    }
+    if (url === '*') {
+      // A plugin's catch-all (CORS' OPTIONS *, whose preflights its own hook
+      // answers first) stands for every path: credentials first, as for an
+      // unknown path.
+      route.onRequest = [...hooks, anyCaller(pathOf)]
       return
     }
     const operation = route.config?.operation ?? operationOfUrl(url)
@@ -186,14 +197,14 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
       publicUrls.add(url)
       return
     }
-    route.onRequest = [...[route.onRequest ?? []].flat(), guard(requirement, operation, whatOf)]
+    route.onRequest = [...hooks, guard(requirement, operation, whatOf)]
   })
 
   // An unknown path (404) needs credentials first, so paths cannot be probed
   // anonymously; every route has its own hook above.
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.is404) return done()
-    answer(request, reply, ANY_CALLER, `${request.method} ${request.url.split('?')[0]}`, done)
+    answer(request, reply, ANY_CALLER, pathOf(request), done)
   })
 
   const flush = async (): Promise<void> => {

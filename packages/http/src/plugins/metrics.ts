@@ -27,18 +27,12 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
  * Each route gets its series and an onResponse hook bound to them when it is
  * registered, so a request pays two map lookups and an addition, not a label
  * object, a timer closure and a hashed label string (fastify-metrics' route
- * metrics, which are off; it still serves the endpoint and the process figures).
+ * metrics, which are off; it still serves the endpoint and the process
+ * figures). The hook goes in before any route (installRequestDurations), the
+ * endpoint after the OpenAPI document, which lists it (registerMetrics).
  */
-export const registerMetrics = async (app: FastifyInstance, { poolStats }: MetricsOptions): Promise<void> => {
-  await app.register(fastifyMetrics.default, {
-    endpoint: '/metrics',
-    clearRegisterOnInit: true,
-    routeMetrics: { enabled: false }
-  })
-  const { Gauge, register } = app.metrics.client
+export const installRequestDurations = (app: FastifyInstance): RequestDurations => {
   const durations = new RequestDurations('http_request_duration_seconds', 'request duration in seconds', BUCKETS)
-  register.registerMetric(durations as never)
-
   app.addHook('onRoute', (route) => {
     if (UNCOUNTED_ROUTES.has(route.url)) return
     const byMethod = new Map<string, RouteSeries>()
@@ -54,6 +48,17 @@ export const registerMetrics = async (app: FastifyInstance, { poolStats }: Metri
     }
     route.onResponse = route.onResponse === undefined ? [count] : [...[route.onResponse].flat(), count]
   })
+  return durations
+}
+
+export const registerMetrics = async (app: FastifyInstance, durations: RequestDurations, { poolStats }: MetricsOptions): Promise<void> => {
+  await app.register(fastifyMetrics.default, {
+    endpoint: '/metrics',
+    clearRegisterOnInit: true,
+    routeMetrics: { enabled: false }
+  })
+  const { Gauge, register } = app.metrics.client
+  register.registerMetric(durations as never)
 
   if (poolStats === undefined) return
   register.registerMetric(new Gauge({
