@@ -6,6 +6,7 @@ import type { MessageRepository } from '../message/message.repository.js'
 import type { Person, PersonSummary } from '../person/person.js'
 import type { PersonRepository } from '../person/person.repository.js'
 import { referenceProjections } from '../person/reference-projections.js'
+import { summariesJsonOf } from '../person/summaries-json.js'
 import type { IdempotencyRecord } from '../idempotency/idempotency.repository.js'
 import type { Ports } from '../ports.js'
 import type { TransactionPorts, UnitOfWork } from '../shared/unit-of-work.js'
@@ -55,10 +56,7 @@ const peopleRepository = (store: Store): PersonRepository => {
         .map(summary)
     },
     async listJson (query) {
-      const rows = await people.list({ ...query, limit: query.limit + 1 })
-      const items = rows.slice(0, query.limit)
-      const lastId = items.at(-1)?.id
-      return { json: JSON.stringify(items), lastId, more: lastId !== undefined && rows.length > query.limit }
+      return summariesJsonOf(people, query)
     },
     async insert (person) {
       store.people.set(person.id, clone(person))

@@ -1,6 +1,8 @@
 import { DomainError } from '../errors.js'
 import type { PersonSummary } from '../person/person.js'
+import type { PeoplePageQuery } from '../person/person-projection.js'
 import type { ListPeopleQuery } from '../person/person.repository.js'
+import { summariesJsonOf } from '../person/summaries-json.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 import { decodeCursor, encodeCursor, toPage, type Page } from '../shared/page.js'
@@ -13,7 +15,7 @@ export interface ListPeopleInput {
   name?: string
 }
 
-export const decodePeopleCursor = (cursor: string): string => {
+const decodePeopleCursor = (cursor: string): string => {
   const [afterId = ''] = decodeCursor(cursor, 1)
   if (!isId(afterId)) throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
   return afterId
@@ -27,7 +29,7 @@ export const decodePeopleCursor = (cursor: string): string => {
 export const cursorAfterPerson = (id: string): string => encodeCursor([id])
 
 /** A page's limit and where it starts, checked: what every list of people takes. */
-export const pageBounds = (input: Pick<ListPeopleInput, 'limit' | 'cursor'>): Pick<ListPeopleQuery, 'limit' | 'afterId'> => {
+export const pageBounds = (input: Pick<ListPeopleInput, 'limit' | 'cursor'>): PeoplePageQuery => {
   const limit = checkLimit(input.limit ?? LIST_LIMITS.people.default, LIST_LIMITS.people.max)
   return input.cursor === undefined ? { limit } : { limit, afterId: decodePeopleCursor(input.cursor) }
 }
@@ -57,10 +59,6 @@ export const listPeopleJson = ({ people }: Pick<Ports, 'people'>) =>
   async (input: ListPeopleInput = {}): Promise<{ json: string, next?: string }> => {
     const query = pageQuery(input)
     if (query === undefined) return { json: '[]' }
-    if (people.listJson === undefined) {
-      const { items, next } = await pageOf(people, query)
-      return next === undefined ? { json: JSON.stringify(items) } : { json: JSON.stringify(items), next }
-    }
-    const { json, lastId, more } = await people.listJson(query)
+    const { json, lastId, more } = await (people.listJson?.(query) ?? summariesJsonOf(people, query))
     return more && lastId !== undefined ? { json, next: cursorAfterPerson(lastId) } : { json }
   }

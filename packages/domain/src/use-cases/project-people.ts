@@ -2,7 +2,7 @@ import type { PersonSelection } from '../person/person-projection.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 import { checkLimit, LIST_LIMITS } from './limits.js'
-import { pageBounds } from './list-people.js'
+import { pageBounds, type ListPeopleInput } from './list-people.js'
 
 /** Every friend list of a selection within the limit getPerson's friends have, at any depth. */
 const checkSelection = (selection: PersonSelection): void => {
@@ -25,10 +25,8 @@ export const projectPerson = ({ projections }: Pick<Ports, 'projections'>) =>
     return isId(id) ? projections.findJson(id, selection) : undefined
   }
 
-export interface ProjectPeopleInput {
-  limit?: number
-  cursor?: string
-}
+/** A page's limit and cursor, as listPeople takes them (no name filter). */
+export type ProjectPeopleInput = Pick<ListPeopleInput, 'limit' | 'cursor'>
 
 /**
  * A page of people (the items of listPeople without a name filter) as a
