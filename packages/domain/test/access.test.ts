@@ -141,6 +141,31 @@ t.test('a revocation on another instance empties this instance\'s cache through 
   t.equal(await two.authenticateApiKey(created.key), undefined)
 })
 
+t.test('with the revocation version held elsewhere (no peek, as in Redis), cached keys and tokens still end at once', async (t) => {
+  const local = localKeyRevocations()
+  const elsewhere: KeyRevocations = { version: () => local.version(), revoked: () => local.revoked() }
+  const one = setup({ revocations: elsewhere })
+  const two = createAccessUseCases({ ...one.ports })
+  const viewer = await one.callerWithRole('viewer')
+  const created = await one.access.createApiKey(viewer, { name: 'v' })
+  for (const instance of [one.access, two]) {
+    const first = instance.authenticateApiKey(created.key)
+    t.ok(first instanceof Promise, 'the version is asked for: a promise')
+    t.equal((await first)?.id, created.id)
+    t.equal((await instance.authenticateApiKey(created.key))?.id, created.id, 'then from the cache')
+  }
+  await one.access.revokeApiKey(viewer, created.id)
+  t.equal(await one.access.authenticateApiKey(created.key), undefined, 'revoked: refused here')
+  t.equal(await two.authenticateApiKey(created.key), undefined, 'and on the other instance')
+
+  const ed = await one.access.createAccount({ username: 'ed', password: 'correct horse battery', role: 'editor' })
+  const subject = { accountId: ed.id, tokenVersion: 0 }
+  t.match(await two.authenticateToken(subject), { kind: 'account', id: ed.id }, 'a token, cached on instance two')
+  t.match(await two.authenticateToken(subject), { kind: 'account', id: ed.id }, 'then from the cache')
+  await one.access.updateAccount(ed.id, { role: 'viewer' })
+  t.equal(await two.authenticateToken(subject), undefined, 'a new role ends the token there at once')
+})
+
 t.test('without a readable revocation version nothing is cached, so revocations still hold', async (t) => {
   const failing: KeyRevocations = { version: async () => { throw new Error('redis down') }, revoked: async () => {} }
   const warnings: unknown[] = []

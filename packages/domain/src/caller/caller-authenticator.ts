@@ -2,6 +2,7 @@ import type { Account } from '../account/account.js'
 import { apiKeyMatches, lookupIdOf } from '../api-key/api-key-secret.js'
 import type { Ports } from '../ports.js'
 import { accountCaller, apiKeyCaller, type Caller } from './caller.js'
+import { BoundedMap } from '../shared/bounded-map.js'
 
 export interface CallerAuthenticatorOptions {
   /**
@@ -29,18 +30,7 @@ interface Entry<T> {
   expiresAt: number
 }
 
-/** Insertion order is age order: the oldest entry goes when the cache is full. */
-const boundedCache = <T>(maxEntries: number) => {
-  const entries = new Map<string, Entry<T>>()
-  return {
-    entries,
-    remember (id: string, entry: Entry<T>): void {
-      entries.delete(id)
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string)
-      entries.set(id, entry)
-    }
-  }
-}
+type Cache<T> = BoundedMap<string, Entry<T>>
 
 interface KeyEntry {
   /** Undefined: the key exists but is revoked, or its account is disabled or gone. */
@@ -67,14 +57,14 @@ export const callerAuthenticator = (
   { accounts, apiKeys, revocations, clock }: Pick<Ports, 'accounts' | 'apiKeys' | 'revocations' | 'clock'>,
   { ttlMs = 5_000, maxEntries = 10_000, onRevocationsUnavailable = () => {} }: CallerAuthenticatorOptions = {}
 ) => {
-  const keys = boundedCache<KeyEntry | undefined>(maxEntries)
-  const owners = boundedCache<Account | undefined>(maxEntries)
+  const keys = new BoundedMap<string, Entry<KeyEntry | undefined>>(maxEntries)
+  const owners = new BoundedMap<string, Entry<Account | undefined>>(maxEntries)
   // Keys whose secret matched, by the whole presented key: a key seen again
   // skips the SHA-256. Only matches are kept, so made-up keys cannot fill it;
   // each entry lives no longer than the lookup entry it was checked against.
   // A wrong key is told apart by the map's hash of the whole string, before
   // any character is compared, so timing says nothing about the secret.
-  const matched = boundedCache<Caller | undefined>(maxEntries)
+  const matched = new BoundedMap<string, Entry<Caller | undefined>>(maxEntries)
 
   // Read before the database: a revocation that lands in between changes
   // it, so an entry stored under the old value is already stale.
@@ -84,22 +74,22 @@ export const callerAuthenticator = (
     } catch (error) {
       // Nothing cached before the outage is trusted after it: a revocation
       // may have happened meanwhile that this instance was never told of.
-      keys.entries.clear()
-      owners.entries.clear()
-      matched.entries.clear()
+      keys.clear()
+      owners.clear()
+      matched.clear()
       onRevocationsUnavailable(error)
       return undefined
     }
   }
 
   /** The entry when it was stored under this version and has not expired. */
-  const freshEntry = <T>(cache: ReturnType<typeof boundedCache<T>>, id: string, version: string | undefined, now: number): Entry<T> | undefined => {
-    const entry = cache.entries.get(id)
+  const freshEntry = <T>(cache: Cache<T>, id: string, version: string | undefined, now: number): Entry<T> | undefined => {
+    const entry = cache.get(id)
     return entry !== undefined && version !== undefined && entry.version === version && entry.expiresAt > now ? entry : undefined
   }
 
   const cached = async <T>(
-    cache: ReturnType<typeof boundedCache<T>>, id: string, version: string | undefined, load: () => Promise<T>
+    cache: Cache<T>, id: string, version: string | undefined, load: () => Promise<T>
   ): Promise<T> => {
     const now = clock.now().getTime()
     const entry = freshEntry(cache, id, version, now)
@@ -108,7 +98,7 @@ export const callerAuthenticator = (
     // Without a known version nothing is cached: correctness over speed.
     // Nor is a lookup id that names no key: anyone can make those up, and
     // they must not push real keys out of the cache.
-    if (version === undefined || value === undefined) cache.entries.delete(id)
+    if (version === undefined || value === undefined) cache.delete(id)
     else cache.remember(id, { value, version, expiresAt: now + ttlMs })
     return value
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import fastifyJwt from '@fastify/jwt'
-import { type Account, type TokenSubject, unauthenticated } from '@people-service/domain'
+import { BoundedMap, type Account, type TokenSubject, unauthenticated } from '@people-service/domain'
 import type { FastifyInstance } from 'fastify'
 
 export interface TokenSettings {
@@ -89,11 +89,7 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
   // A signature and its claims do not change: a token is checked once and its
   // subject kept until the token expires. Whether the account still accepts
   // it (revocations) is checked on every use by the authenticator.
-  const verified = new Map<string, { subject: TokenSubject, expiresAt: number }>()
-  const remember = (token: string, subject: TokenSubject, expiresAt: number): void => {
-    if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value as string)
-    verified.set(token, { subject, expiresAt })
-  }
+  const verified = new BoundedMap<string, { subject: TokenSubject, expiresAt: number }>(VERIFIED_TOKENS)
 
   return {
     ttlSeconds,
@@ -120,7 +116,7 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
       }
       if (typeof claims.sub !== 'string' || claims.sub === '' || !Number.isSafeInteger(claims.tv) || typeof claims.exp !== 'number') throw invalidToken()
       const subject: TokenSubject = { accountId: claims.sub, tokenVersion: claims.tv as number }
-      remember(token, subject, claims.exp * 1000)
+      verified.remember(token, { subject, expiresAt: claims.exp * 1000 })
       return subject
     }
   }
