@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely'
 import { uuidv7Generator } from '@people-service/domain'
 import { createRepositories, migrateTo, migrateToLatest, type DatabaseHandle } from '@people-service/infra'
 import { postgresDatabase, type Teardown } from '@people-service/infra/testing'
-import { sqliteFile } from './helper.js'
+import { schemaOf, sqliteFile } from './helper.js'
 
 /*
  * The migration 2026-11-27-compact-storage on a database that holds data:
@@ -103,6 +103,7 @@ for (const [store, open] of Object.entries(stores)) {
   t.test(`${store}: compact storage keeps every person, friendship and message of a seeded database`, async (t) => {
     const handle = await open(t)
     await migrateTo(handle, PREVIOUS)
+    const previousSchema = await schemaOf(handle)
     const { ids, friendsOf } = await seedPreviousSchema(handle.db, handle.dialect)
     const before = await snapshot(handle.db, false)
     t.equal(before.people.length, PEOPLE)
@@ -149,6 +150,7 @@ for (const [store, open] of Object.entries(stores)) {
       const current = await snapshot(handle.db, true)
       await migrateTo(handle, PREVIOUS)
       t.same(await snapshot(handle.db, false), current)
+      t.same(await schemaOf(handle), previousSchema, 'the same indexes, triggers and constraints as before')
       await migrateToLatest(handle)
       t.same(await snapshot(handle.db, true), current)
       t.same((await friendships.listFriends(ids[1] as string, 100)).map((friend) => friend.id), friendsOf.get(ids[1] as string))

@@ -45,3 +45,26 @@ t.test('postgres: accounts made before accounts could be disabled are enabled, a
 t.test('postgres: migrating twice is a no-op', async (t) => {
   t.same((await migrateToLatest(database)).results, [])
 })
+
+t.test('postgres: one unique index on id carries the name; ids stay unique, and a page reads only that index', async (t) => {
+  await database.reset()
+  const { people } = createRepositories(database)
+  const now = new Date()
+  const ada = { id: '00000000-0000-7000-8000-000000000001', name: 'Ada', age: null, email: null, address: null, createdAt: now, updatedAt: now, version: 1 }
+  await people.insert(ada)
+  await t.rejects(people.insert({ ...ada, name: 'Another Ada' }), 'a second person with the same id is refused')
+  const { rows: indexes } = await sql<{ indexdef: string }>`select indexdef from pg_indexes
+    where schemaname = current_schema() and tablename = 'person' and indexdef like '%(id)%'`.execute(database.db)
+  t.same(indexes.map((row) => row.indexdef.replace(/ ON \S+/, ' ON person')), ['CREATE UNIQUE INDEX person_page ON person USING btree (id) INCLUDE (name)'])
+  // A table of one row is read whole: ask what the planner does with a big
+  // one (and a visibility map, as autovacuum keeps it, for index-only scans).
+  await sql`vacuum person`.execute(database.db)
+  const plan = await database.db.transaction().execute(async (trx) => {
+    await sql`set local enable_seqscan = off`.execute(trx)
+    await sql`set local enable_bitmapscan = off`.execute(trx)
+    return sql<{ 'QUERY PLAN': string }>`explain select id, name from person where id > 'x' order by id limit 100`.execute(trx)
+  })
+  const steps = plan.rows.map((row) => row['QUERY PLAN']).join('\n')
+  t.match(steps, /Index Only Scan using person_page/)
+  t.notMatch(steps, /Sort/, steps)
+})

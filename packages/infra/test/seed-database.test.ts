@@ -3,22 +3,11 @@ import { sql } from 'kysely'
 import { uuidv7Generator } from '@people-service/domain'
 import { createRepositories, seedDatabase, type DatabaseHandle, type SeedOptions } from '@people-service/infra'
 import { postgresDatabase, type Teardown } from '@people-service/infra/testing'
-import { sqliteFile } from './helper.js'
+import { schemaOf, sqliteFile } from './helper.js'
 
 const stores: Record<string, (t: Teardown) => Promise<DatabaseHandle>> = {
   'sqlite file': sqliteFile,
   postgres: postgresDatabase
-}
-
-/** Every index, trigger and constraint, as the database states its definition; whether SQLite checks foreign keys. */
-const schemaOf = async ({ db, dialect }: DatabaseHandle): Promise<string[]> => {
-  const { rows } = dialect === 'sqlite'
-    ? await sql<{ definition: string }>`select sql as definition from sqlite_master where type in ('index', 'trigger') and sql is not null
-        union all select 'foreign_keys = ' || foreign_keys from pragma_foreign_keys`.execute(db)
-    : await sql<{ definition: string }>`select indexdef as definition from pg_indexes where schemaname = current_schema()
-        union all select conname || ' ' || pg_get_constraintdef(oid) || case when convalidated then '' else ' not valid' end
-          from pg_constraint where connamespace = current_schema()::regnamespace`.execute(db)
-  return rows.map((row) => row.definition).sort()
 }
 
 /** A UUIDv7 in canonical form: version 7, RFC 9562 variant. */
@@ -70,6 +59,15 @@ for (const [store, open] of Object.entries(stores)) {
     // its upkeep for people who come later; friends and the inbox.
     const seeded = await repositories.people.findById(result.ids[150] as string)
     t.ok(seeded)
+    // Every column where it belongs (the loaders bind them by position).
+    t.match(seeded, {
+      name: /^\S+ .+ \d+$/,
+      age: Number,
+      email: /^[a-z.-]+\.\d+@example\.org$/,
+      address: { street: /^\d+ .+ Street$/, city: /^[A-Z][a-z]+$/, country: /^[A-Z]{2}$/ },
+      version: 1
+    })
+    t.equal(seeded?.email?.match(/\.(\d+)@/)?.[1], seeded?.name.split(' ').pop(), 'name and e-mail of the same person')
     const needle = (seeded?.name ?? '').split(' ').pop() as string
     t.same((await repositories.people.list({ limit: 10, nameContains: needle })).map((person) => person.id), [seeded?.id])
     const later = { ...before, id: uuidv7Generator().next(), name: 'Zelda Afterwards' }

@@ -16,17 +16,16 @@ import { boundIds, idsIn } from '../sql-dialect.js'
  * aggregates in the order of the friendship range (a co-routine in friend_pk
  * order), so its aggregate needs no ORDER BY, which would sort each list again.
  */
-const friendsOfManySql = (dialect: Dialect, ids: unknown, limit: unknown) => dialect === 'postgres'
-  ? sql<{ ownerId: string, friends: string | PersonSummary[] }>`select owner.id as "ownerId",
-      (select coalesce(json_agg(json_build_object('id', p.id, 'name', p.name) order by f.friend_pk), '[]')
+const friendsOfManySql = (dialect: Dialect, ids: unknown, limit: unknown) => {
+  const list = dialect === 'postgres'
+    ? sql`coalesce(json_agg(json_build_object('id', p.id, 'name', p.name) order by f.friend_pk), '[]')`
+    : sql`json_group_array(json_object('id', p.id, 'name', p.name))`
+  return sql<{ ownerId: string, friends: string | PersonSummary[] }>`select owner.id as "ownerId",
+      (select ${list}
         from (select g.friend_pk from friendship g where g.person_pk = owner.pk order by g.friend_pk limit ${limit}) f
         join person p on p.pk = f.friend_pk) as friends
       from person owner where ${idsIn(dialect, 'owner.id', ids)}`
-  : sql<{ ownerId: string, friends: string | PersonSummary[] }>`select owner.id as "ownerId",
-      (select json_group_array(json_object('id', p.id, 'name', p.name))
-        from (select g.friend_pk from friendship g where g.person_pk = owner.pk order by g.friend_pk limit ${limit}) f
-        join person p on p.pk = f.friend_pk) as friends
-      from person owner where ${idsIn(dialect, 'owner.id', ids)}`
+}
 
 /*
  * Friendships are stored by the people's integer keys, in both directions;

@@ -29,17 +29,16 @@ const toMessage = (row: MessageRecord): Message => ({
  * the inbox index by a correlated LIMIT subquery (SQLite: the messages'
  * rowids; PostgreSQL: a LATERAL join).
  */
-const inboxesSql = (dialect: Dialect, ids: unknown, limit: unknown) => dialect === 'postgres'
-  ? sql<MessageRecord>`select m.id, owner.id as person_id, m.text, m.sender_id, m.sent_at
-      from person owner cross join lateral (select i.id, i.text, i.sender_id, i.sent_at from message i
-        where i.person_pk = owner.pk order by i.sent_at desc, i.id desc limit ${limit}) m
+const inboxesSql = (dialect: Dialect, ids: unknown, limit: unknown) => {
+  const newest = sql`from message i where i.person_pk = owner.pk order by i.sent_at desc, i.id desc limit ${limit}`
+  const messages = dialect === 'postgres'
+    ? sql`cross join lateral (select i.id, i.text, i.sender_id, i.sent_at ${newest}) m`
+    : sql`join message m on m.rowid in (select i.rowid ${newest})`
+  return sql<MessageRecord>`select m.id, owner.id as person_id, m.text, m.sender_id, m.sent_at
+      from person owner ${messages}
       where ${idsIn(dialect, 'owner.id', ids)}
       order by owner.pk, m.sent_at desc, m.id desc`
-  : sql<MessageRecord>`select m.id, owner.id as person_id, m.text, m.sender_id, m.sent_at
-      from person owner join message m on m.rowid in (select i.rowid from message i
-        where i.person_pk = owner.pk order by i.sent_at desc, i.id desc limit ${limit})
-      where ${idsIn(dialect, 'owner.id', ids)}
-      order by owner.pk, m.sent_at desc, m.id desc`
+}
 
 export const kyselyMessageRepository = (db: Kysely<Database>, dialect: Dialect): MessageRepository => {
   const pkOf = (id: string) => db.selectFrom('person').select('person.pk').where('person.id', '=', id)

@@ -27,7 +27,7 @@ export interface SeedPlan {
   report(phase: SeedPhase, done: number, total: number): void
 }
 
-/** Where a loader's work stands, for `report`: whole people, friendships, messages. */
+/** People `[from, to)` in ranges of `size`, one per statement: each range's friendships or messages are one statement, reported as it ends. */
 export const chunks = (people: number, size: number): Array<{ from: number, to: number }> =>
   Array.from({ length: Math.ceil(people / size) }, (_, k) => ({ from: k * size, to: Math.min(people, (k + 1) * size) }))
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../database.js'
-import { chunks, holdingLast, type SeedPlan } from './seed-plan.js'
+import { chunks, holdingLast, PERSON_COLUMNS, type SeedPlan } from './seed-plan.js'
 
 /*
  * The PostgreSQL seed: people in batches bound as one array per column
@@ -106,7 +106,7 @@ const loadPeople = async (db: Db, plan: SeedPlan, base: number): Promise<void> =
   }
   const flush = async (): Promise<void> => {
     const c = columns
-    await sql`insert into person (pk, id, name, name_lower, age, email, has_address, street, city, country, created_at, updated_at, version)
+    await sql`insert into person (${sql.raw(PERSON_COLUMNS.join(', '))})
       select * from unnest(${c.pk}::integer[], ${c.id}::text[], ${c.name}::text[], ${c.name_lower}::text[], ${c.age}::integer[],
         ${c.email}::text[], ${c.has_address}::integer[], ${c.street}::text[], ${c.city}::text[], ${c.country}::text[],
         ${c.created_at}::timestamptz[], ${c.updated_at}::timestamptz[], ${c.version}::integer[])`.execute(db)
@@ -115,7 +115,7 @@ const loadPeople = async (db: Db, plan: SeedPlan, base: number): Promise<void> =
   let loaded = 0
   for (const person of plan.persons()) {
     columns.pk.push(base + loaded)
-    for (const column of ['id', 'name', 'name_lower', 'age', 'email', 'has_address', 'street', 'city', 'country', 'created_at', 'updated_at', 'version'] as const) {
+    for (const column of PERSON_COLUMNS.slice(1) as Array<Exclude<typeof PERSON_COLUMNS[number], 'pk'>>) {
       (columns[column] as unknown[]).push(person[column])
     }
     if (++loaded % PEOPLE_PER_BATCH !== 0) continue
