@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { parseArgs } from 'node:util'
-import { benchApiKey, benchServerEnv, freePort, MAIN, printRows, saveResults, seedBenchDatabase } from './lib.js'
+import { benchApiKey, benchServerEnv, freePort, MAIN, printRows, saveResults, seedBenchDatabase, stopProcess } from './lib.js'
 
 /*
  * npm run bench:instructions -- [--people 100000] [--friends 20] [--warmup 2000] [--requests 2000]
@@ -205,10 +205,6 @@ try {
   const file = saveResults('instructions', { people, warmup, requests, idlePerSecond, results })
   process.stdout.write(`written to ${file}${values.keep === undefined ? '' : `; callgrind files in ${outDir}`}\n`)
 } finally {
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((resolve) => server!.on('exit', resolve))
-    server.kill('SIGTERM')
-    await exited
-  }
+  if (server !== undefined) await stopProcess(server)
   rmSync(dir, { recursive: true, force: true })
 }
