@@ -67,13 +67,19 @@ const dropNameIndex = (dialect: Dialect): string[] => dialect === 'postgres'
   : ['person_name_insert', 'person_name_delete', 'person_name_update'].map((name) => `drop trigger ${name}`)
       .concat('drop table person_name')
 
+/** The tables rebuilt, children first: dropped in this order, no cascade runs. */
+const TABLES = ['message', 'friendship', 'person'] as const
+
+/** Drops the tables renamed aside, children first. */
+const dropAside = (suffix: string): string[] => TABLES.map((table) => `drop table ${table}_${suffix}`)
+
 /**
  * Renames person, friendship and message to `<name>_<suffix>`; on
  * PostgreSQL also the indexes behind their keys, whose names are
  * schema-wide and wanted by the new tables. (SQLite renames its automatic
  * indexes with the table.)
  */
-const renameAside = (dialect: Dialect, suffix: string): string[] => ['message', 'friendship', 'person'].flatMap((table) => [
+const renameAside = (dialect: Dialect, suffix: string): string[] => TABLES.flatMap((table) => [
   `alter table ${table} rename to ${table}_${suffix}`,
   ...(dialect === 'postgres'
     ? [`alter index ${table === 'friendship' ? 'friendship_pk' : `${table}_pkey`} rename to ${table}_${suffix}_key`]
@@ -148,9 +154,7 @@ export const compactStorage = (dialect: Dialect): Migration => {
           `insert into message (id, person_pk, text, sender_id, sent_at)
             select m.id, p.pk, m.text, m.sender_id, m.sent_at from message_previous m
             join person p on p.id = m.person_id`,
-          'drop table message_previous',
-          'drop table friendship_previous',
-          'drop table person_previous',
+          ...dropAside('previous'),
           // The inbox: one person's messages, newest first, keyset by (sent_at, id); it serves the cascade too.
           'create index message_inbox on message (person_pk, sent_at desc, id desc)',
           ...nameIndex(dialect, 'pk'),
@@ -207,9 +211,7 @@ export const compactStorage = (dialect: Dialect): Migration => {
           `insert into message (id, person_id, text, sender_id, sent_at)
             select m.id, p.id, m.text, m.sender_id, m.sent_at from message_compact m
             join person_compact p on p.pk = m.person_pk`,
-          'drop table message_compact',
-          'drop table friendship_compact',
-          'drop table person_compact',
+          ...dropAside('compact'),
           'create index friendship_friend_id on friendship (friend_id)',
           'create index message_inbox on message (person_id, sent_at desc, id desc)',
           postgres ? 'create index person_id_name on person (id) include (name)' : 'create index person_id_name on person (id, name)',
