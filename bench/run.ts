@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
-  BENCH_OPTIONS, benchApiKey, compareWithinRun, freePort, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase,
+  BENCH_OPTIONS, benchApiKey, compareWithinRun, freePort, pinCpus, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase,
   startBenchServer, startProcess, stopProcess, type Result, type Scenario
 } from './lib.js'
 
@@ -18,7 +18,8 @@ import {
  * not to interfere), runs every scenario with autocannon using an API key,
  * and prints req/s, latency, errors, the ratio to the ceiling and to the
  * minimal server of the same scenario. Every server, the ceiling included,
- * gets `--warmup` seconds of each scenario first, not recorded.
+ * gets `--warmup` seconds of each scenario first, not recorded. The servers
+ * and the load generator run on CPUs of their own (`pinCpus`).
  *
  * `--people 100000,1000000` runs the whole bench at each size in turn, then
  * prints each scenario's ratio at every size side by side. Tables are also
@@ -32,6 +33,8 @@ if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--people 
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 const warmup = Number(values.warmup)
+const pinning = pinCpus()
+process.stdout.write(`${pinning}\n`)
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
 
 /** One scenario against one server: warmed up first, then recorded. */
@@ -173,5 +176,5 @@ if (runs.length > 1) {
     })
   ])
 }
-const file = saveResults('bench', { seconds, connections, warmup, runs })
+const file = saveResults('bench', { seconds, connections, warmup, pinning, runs })
 process.stdout.write(`written to ${file}\n`)
