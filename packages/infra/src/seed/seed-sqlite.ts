@@ -64,7 +64,14 @@ const breathe = async (): Promise<void> => new Promise((resolve) => setImmediate
 /**
  * Drops the triggers that copy new rows of `table` into its external-content
  * FTS5 indexes; the function returned creates them again and rebuilds those
- * indexes from the table in one pass each.
+ * indexes from the table in one pass each, then merges each into one segment.
+ *
+ * The merge is for the writes that follow. FTS5 merges segments by level,
+ * not by size: a rebuild leaves a few large segments on low levels, and the
+ * first thousands of new names merge into them again and again. One segment
+ * above the rest is reached far less often. At 1M people, 30,000 inserts of
+ * 20 a commit with ids in order (as the service makes them) took 95 µs each
+ * before, 53 after (39 at 100k); the merge takes 0.6 s.
  */
 const setAsideFullTextUpkeep = (connection: Connection, table: string): (() => void) => {
   const indexes = connection.prepare(`select name from sqlite_master where type = 'table'
@@ -75,7 +82,10 @@ const setAsideFullTextUpkeep = (connection: Connection, table: string): (() => v
   for (const { name } of triggers) connection.exec(`drop trigger "${name}"`)
   return () => {
     for (const { sql } of triggers) connection.exec(sql)
-    for (const name of indexes) connection.exec(`insert into "${name}" ("${name}") values ('rebuild')`)
+    for (const name of indexes) {
+      connection.exec(`insert into "${name}" ("${name}") values ('rebuild')`)
+      connection.exec(`insert into "${name}" ("${name}") values ('optimize')`)
+    }
   }
 }
 
