@@ -88,8 +88,9 @@ let serverCpus: string | undefined
  * Runs the servers under test on the first half of the CPUs and this process,
  * the load generator, on the other half (Linux, with taskset). Left to
  * itself, the scheduler of a 2-core machine now and then puts both on one
- * core, and the run reads low: GET /person/<id> at 100k people gave
- * 19,500–28,200 req/s over four runs unpinned, 23,300–23,500 pinned. Pinned,
+ * core, and the run reads low: GET /person/<id> gave 19,600–28,200 req/s
+ * over six runs unpinned, the 1M-people file as often ahead of the 100k one
+ * as behind; pinned, 23,300–23,500 at 100k and 17,500–18,600 at 1M. Pinned,
  * every server meets the same conditions, and the ratios of one run compare.
  * Returns what it did, for the report.
  */
