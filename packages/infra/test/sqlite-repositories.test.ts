@@ -22,6 +22,19 @@ t.test('every open sets the pragmas explicitly, reopened WAL files included', as
   t.equal(await pragma('synchronous'), 2, 'FULL')
   t.equal(await pragma('foreign_keys'), 1)
   t.equal(await pragma('busy_timeout'), 5000)
+  t.equal(await pragma('cache_size'), -32768, '32 MiB of page cache')
+  t.equal(await pragma('mmap_size'), 0, 'no memory map unless asked for')
+})
+
+t.test('a memory map, when asked for, reads the same data', async (t) => {
+  const first = await sqliteFile(t)
+  const person = { id: '01900000-0000-7000-8000-000000000001', name: 'Ada Mapped', age: 36, email: null, address: null, createdAt: new Date(), updatedAt: new Date(), version: 1 }
+  await createRepositories(first).people.insert(person)
+  await first.close()
+  const mapped = createDatabase({ url: `sqlite:${first.path}`, sqliteMmapMb: 64 })
+  t.teardown(() => mapped.close())
+  t.same((await sql.raw('pragma mmap_size').execute(mapped.db)).rows, [{ mmap_size: 64 * 1024 * 1024 }])
+  t.equal((await createRepositories(mapped).people.findById(person.id))?.name, 'Ada Mapped')
 })
 
 t.test('migrating twice is a no-op', async (t) => {

@@ -9,6 +9,8 @@ export interface Config {
   databaseUrl: string
   databasePoolSize: number
   sqliteSynchronous: 'FULL' | 'NORMAL'
+  /** MiB of the SQLite file read through a memory map (SQLITE_MMAP_MB); 0: none. */
+  sqliteMmapMb: number
   logLevel: string
   production: boolean
   /** Worst-case cost budget of one GraphQL operation (GRAPHQL_MAX_COST). */
@@ -151,6 +153,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
+    sqliteMmapMb: integer(env, 'SQLITE_MMAP_MB', 0, 0, 1_048_576),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),

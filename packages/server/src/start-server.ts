@@ -38,7 +38,8 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   const database = createDatabase({
     url: config.databaseUrl,
     poolSize: config.databasePoolSize,
-    sqliteSynchronous: config.sqliteSynchronous
+    sqliteSynchronous: config.sqliteSynchronous,
+    sqliteMmapMb: config.sqliteMmapMb
   })
   let redis: Redis | undefined
   try {

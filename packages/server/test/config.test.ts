@@ -8,6 +8,7 @@ t.test('the defaults of the README', async (t) => {
     databaseUrl: 'sqlite:./data/people.db',
     databasePoolSize: 10,
     sqliteSynchronous: 'FULL',
+    sqliteMmapMb: 0,
     logLevel: 'info',
     production: false,
     graphqlMaxCost: 5_000,
@@ -24,6 +25,8 @@ t.test('values are read and checked', async (t) => {
   t.throws(() => loadConfig({ PORT: '-1' }), /PORT/)
   t.throws(() => loadConfig({ DATABASE_POOL_SIZE: '0' }), /DATABASE_POOL_SIZE/)
   t.throws(() => loadConfig({ SQLITE_SYNCHRONOUS: 'OFF' }), /SQLITE_SYNCHRONOUS must be one of FULL, NORMAL/)
+  t.equal(loadConfig({ SQLITE_MMAP_MB: '2048' }).sqliteMmapMb, 2048)
+  for (const bad of ['-1', '1.5', 'all']) t.throws(() => loadConfig({ SQLITE_MMAP_MB: bad }), /SQLITE_MMAP_MB must be a whole number from 0/, bad)
   t.throws(() => loadConfig({ GRAPHQL_MAX_COST: 'lots' }), /GRAPHQL_MAX_COST/)
   t.equal(loadConfig({ GRAPHQL_MAX_COST: '1000' }).graphqlMaxCost, 1000)
   t.equal(loadConfig({ GRAPHQL_JIT: '0' }).graphqlJit, 0)

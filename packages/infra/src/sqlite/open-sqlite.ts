@@ -17,6 +17,11 @@ export interface SqliteOptions {
    * reopened by better-sqlite3 otherwise runs with its compile-time default.
    */
   synchronous?: SqliteSynchronous
+  /**
+   * How much of the file, in MiB, to read through a memory map instead of
+   * copies into the page cache; 0 (the default): none. See openSqlite.
+   */
+  mmapMb?: number
   log?: KyselyConfig['log']
 }
 
@@ -50,7 +55,7 @@ const cachedPrepare = (database: BetterSqlite3.Database, size = 500): (sql: stri
   }
 }
 
-export const openSqlite = ({ path, synchronous = 'FULL', log }: SqliteOptions): DatabaseHandle => {
+export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: SqliteOptions): DatabaseHandle => {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new BetterSqlite3(path)
   database.pragma('journal_mode = WAL')
@@ -59,12 +64,14 @@ export const openSqlite = ({ path, synchronous = 'FULL', log }: SqliteOptions): 
   // Writers from another process (the seeder, a migration) wait instead of failing.
   database.pragma('busy_timeout = 5000')
   // A 32 MiB page cache bounds what SQLite holds in the process; beyond it
-  // pages come from the kernel's file cache. No memory-mapped reads: every
-  // mapped page touched counts in the process' RSS (a 256 MiB map took the
-  // server past 500 MB over a large file), for a few µs saved per lookup.
-  // Together they keep the server under 300 MB RSS whatever the file's size.
+  // pages come from the kernel's file cache. By default no memory-mapped
+  // reads: every mapped page touched counts in the process' RSS (a 256 MiB
+  // map took the server past 500 MB over a large file). Together they keep
+  // the server under 300 MB RSS whatever the file's size. Where memory
+  // allows, a map saves the copy on every page the cache misses (SQLITE_MMAP_MB:
+  // at 1M people, friend lists 11,300 → 13,500 req/s, RSS 180 → 760 MB).
   database.pragma('cache_size = -32768')
-  database.pragma('mmap_size = 0')
+  database.pragma(`mmap_size = ${mmapMb * 1024 * 1024}`)
   // temp_store stays the default: temporary files, written only when a sort
   // outgrows the cache. In memory, the sort that builds an index over the
   // 20M friendship rows of a seed ran 1.5x as long; a helper thread for such
