@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { availableParallelism } from 'node:os'
 import autocannon from 'autocannon'
 import { createDatabase, migrateToLatest, seedDatabase, type SeedOptions } from '@people-service/infra'
 
@@ -84,26 +83,38 @@ export const freePort = async (): Promise<number> => new Promise((resolve, rejec
 /** The CPUs the servers started by `startProcess` run on, once `pinCpus` has split them off. */
 let serverCpus: string | undefined
 
+/** The CPUs this process may run on (Linux: Cpus_allowed_list, e.g. `0-3,8`), in order. */
+const allowedCpus = (): number[] => {
+  const list = /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? ''
+  return list.split(',').flatMap((part) => {
+    const [from, to = from] = part.split('-').map(Number) as [number, number?]
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i)
+  })
+}
+
 /**
- * Runs the servers under test on the first half of the CPUs and this process,
- * the load generator, on the other half (Linux, with taskset). Left to
- * itself, the scheduler of a 2-core machine now and then puts both on one
- * core, and the run reads low: GET /person/<id> gave 19,600–28,200 req/s
- * over six runs unpinned, the 1M-people file as often ahead of the 100k one
- * as behind; pinned, 23,300–23,500 at 100k and 17,500–18,600 at 1M. Pinned,
- * every server meets the same conditions, and the ratios of one run compare.
- * Returns what it did, for the report.
+ * Runs the servers under test on the first half of the CPUs this process may
+ * use and this process, the load generator, on the other half (Linux, with
+ * taskset). Left to itself, the scheduler of a 2-core machine now and then
+ * puts both on one core, and the run reads low: GET /person/<id>, 10 s after
+ * 2 s of warm-up, alternating between a 100k and a 1M file, gave
+ * 19,600–28,200 req/s over six runs, the 1M file as often ahead as behind;
+ * two whole runs of `npm run bench` the same day put the cost of 1M over
+ * 100k at 34% unpinned and 8% pinned. (With SMT, the halves may share
+ * cores.) Returns what it did, for the report.
  */
 export const pinCpus = (): string => {
-  const cpus = availableParallelism()
-  if (cpus < 2) return 'not pinned: one CPU'
-  const half = Math.floor(cpus / 2)
-  const range = (from: number, to: number) => (from === to - 1 ? `${from}` : `${from}-${to - 1}`)
+  const cpus = existsSync('/proc/self/status') ? allowedCpus() : []
+  if (cpus.length < 2) return 'not pinned: fewer than two CPUs known'
+  const half = Math.floor(cpus.length / 2)
+  const servers = cpus.slice(0, half).join(',')
+  const load = cpus.slice(half).join(',')
   // -a: every thread of this process, autocannon's and libuv's alike.
-  const pinned = spawnSync('taskset', ['-a', '-p', '-c', range(half, cpus), String(process.pid)], { stdio: 'ignore' })
-  if (pinned.error !== undefined || pinned.status !== 0) return 'not pinned: taskset is not available'
-  serverCpus = range(0, half)
-  return `servers on CPU ${serverCpus}, the load generator on CPU ${range(half, cpus)}`
+  const pinned = spawnSync('taskset', ['-a', '-p', '-c', load, String(process.pid)], { encoding: 'utf8' })
+  if (pinned.error !== undefined) return `not pinned: ${pinned.error.message}`
+  if (pinned.status !== 0) return `not pinned: taskset: ${pinned.stderr.trim()}`
+  serverCpus = servers
+  return `servers on CPU ${servers}, the load generator on CPU ${load}`
 }
 
 /** Starts a process and resolves once `readyUrl` answers 200. */
@@ -115,13 +126,13 @@ export const startProcess = async (args: string[], env: Record<string, string>, 
   const child = spawn(command, commandArgs, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
   const deadline = Date.now() + 30_000
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`)
+    if (child.exitCode !== null) throw new Error(`${[command, ...commandArgs].join(' ')} exited with ${child.exitCode}`)
     const ok = await fetch(readyUrl).then((res) => res.ok, () => false)
     if (ok) return child
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   child.kill('SIGKILL')
-  throw new Error(`${args.join(' ')} did not become ready at ${readyUrl}`)
+  throw new Error(`${[command, ...commandArgs].join(' ')} did not become ready at ${readyUrl}`)
 }
 
 export const stopProcess = async (child: ChildProcess): Promise<void> => {
@@ -205,6 +216,16 @@ export const benchServerEnv = (port: number, databaseUrl: string, adminPassword:
   ADMIN_PASSWORD: adminPassword,
   RATE_LIMIT_MAX: '10000000'
 })
+
+/**
+ * The service's settings that `benchServerEnv` leaves to the environment and
+ * that change what a run measures, as set there (non-empty); REDIS_URL only
+ * as set or not, since it may hold a password. For the report.
+ */
+export const serviceSettingsFromEnv = (env: NodeJS.ProcessEnv = process.env): Record<string, string> => Object.fromEntries([
+  'DATABASE_POOL_SIZE', 'SQLITE_SYNCHRONOUS', 'SQLITE_MMAP_MB', 'GRAPHQL_MAX_COST', 'GRAPHQL_JIT', 'GRAPHQL_SQL_PLAN',
+  'MAX_EVENT_LOOP_DELAY_MS', 'API_KEY_CACHE_TTL_MS', 'USAGE_FLUSH_INTERVAL_MS', 'REDIS_URL'
+].flatMap((name) => (env[name] ? [[name, name === 'REDIS_URL' ? '(set)' : env[name]!]] : [])))
 
 /** The real server (`benchServerEnv`), started and ready. */
 export const startBenchServer = async (databaseUrl: string, adminPassword: string, extra: Record<string, string> = {}) => {

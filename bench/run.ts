@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
-  BENCH_OPTIONS, benchApiKey, compareWithinRun, freePort, pinCpus, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase,
+  BENCH_OPTIONS, benchApiKey, compareWithinRun, freePort, pinCpus, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase, serviceSettingsFromEnv,
   startBenchServer, startProcess, stopProcess, type Result, type Scenario
 } from './lib.js'
 
@@ -21,7 +21,7 @@ import {
  * gets `--warmup` seconds of each scenario first, not recorded. The servers
  * and the load generator run on CPUs of their own (`pinCpus`). The real
  * server takes the rest of its settings from the environment, as in
- * production: `SQLITE_MMAP_MB=2048 npm run bench` measures it with the map.
+ * production: `SQLITE_MMAP_MB=2047 npm run bench` measures it with the map.
  *
  * `--people 100000,1000000` runs the whole bench at each size in turn, then
  * prints each scenario's ratio at every size side by side. Tables are also
@@ -36,9 +36,10 @@ const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 const warmup = Number(values.warmup)
 const pinning = pinCpus()
-// The real server reads its settings from this environment, as in production.
-const mmapMb = process.env.SQLITE_MMAP_MB ?? '0'
-process.stdout.write(`${pinning}; the service with SQLITE_MMAP_MB=${mmapMb}\n`)
+// The real server reads the rest of its settings from this environment, as in production.
+const settings = serviceSettingsFromEnv()
+const settingsText = Object.entries(settings).map(([name, value]) => `${name}=${value}`).join(' ') || 'the defaults'
+process.stdout.write(`${pinning}; the service with ${settingsText}\n`)
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
 
 /** One scenario against one server: warmed up first, then recorded. */
@@ -180,5 +181,5 @@ if (runs.length > 1) {
     })
   ])
 }
-const file = saveResults('bench', { seconds, connections, warmup, pinning, sqliteMmapMb: Number(mmapMb), runs })
+const file = saveResults('bench', { seconds, connections, warmup, pinning, settings, runs })
 process.stdout.write(`written to ${file}\n`)
