@@ -153,7 +153,8 @@ export const loadConfig = (env: Env = process.env): Config => {
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
-    sqliteMmapMb: integer(env, 'SQLITE_MMAP_MB', 0, 0, 1_048_576),
+    // SQLite's own ceiling (SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes): a larger map would be cut silently.
+    sqliteMmapMb: integer(env, 'SQLITE_MMAP_MB', 0, 0, 2047),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest, Agent } from 'node:http'
 import { join } from 'node:path'
 import t from 'tap'
@@ -41,6 +41,18 @@ t.test('the real server serves the resource API over HTTP on a SQLite file', asy
   t.equal((await json(`${base}/person`, { method: 'POST', body: '{"name":' })).status, 400)
   t.equal((await json(`${base}/person/${ada.body.id}`, { method: 'DELETE' })).status, 200)
   t.equal((await json(`${base}/person/${ada.body.id}`)).status, 404)
+})
+
+t.test('SQLITE_MMAP_MB maps the database file into the server; by default it is only read', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  // The file itself, not its -wal or -shm (the WAL index is always mapped).
+  const mapsFile = (server: { child: { pid?: number }, dataDir: string }) => readFileSync(`/proc/${server.child.pid}/maps`, 'utf8')
+    .split('\n').some((line) => line.endsWith(join(server.dataDir, 'people.db')))
+  for (const [env, mapped] of [[{}, false], [{ SQLITE_MMAP_MB: '16' }, true]] as const) {
+    const server = await startServerProcess(t, env)
+    const headers = await adminHeaders(server.url)
+    t.equal((await fetch(`${server.url}/people`, { headers })).status, 200)
+    t.equal(mapsFile(server), mapped, JSON.stringify(env))
+  }
 })
 
 t.test('SIGTERM with an idle keep-alive connection: exits 0 promptly and closes the database', async (t) => {

@@ -66,12 +66,12 @@ const breathe = async (): Promise<void> => new Promise((resolve) => setImmediate
  * FTS5 indexes; the function returned creates them again and rebuilds those
  * indexes from the table in one pass each, then merges each into one segment.
  *
- * The merge is for the writes that follow. FTS5 merges segments by level,
- * not by size: a rebuild leaves a few large segments on low levels, and the
- * first thousands of new names merge into them again and again. One segment
- * above the rest is reached far less often. At 1M people, 30,000 inserts of
- * 20 a commit with ids in order (as the service makes them) took 95 µs each
- * before, 53 after (39 at 100k); the merge takes 0.6 s.
+ * The merge is for the writes that follow: after a rebuild the index is a
+ * few large segments, and the merges of the first thousands of new names
+ * reach them again and again; one segment is reached far less often. At 1M
+ * people, 30,000 inserts of 20 a commit with ids in order (as the service
+ * makes them) took 95 µs each before, 53 after (39 and 35 at 100k); the
+ * merge takes 0.6 s.
  */
 const setAsideFullTextUpkeep = (connection: Connection, table: string): (() => void) => {
   const indexes = connection.prepare(`select name from sqlite_master where type = 'table'

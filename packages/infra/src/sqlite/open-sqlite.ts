@@ -69,8 +69,9 @@ export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: Sqli
   // map took the server past 500 MB over a large file). Together they keep
   // the server under 300 MB RSS whatever the file's size. Where memory
   // allows, a map saves the copy on every page the cache misses (SQLITE_MMAP_MB;
-  // `npm run bench` at 1M people: friend lists 11,500 → 13,900 req/s, GET
-  // /person/<id> 24,400 → 28,400, RSS after the run 190 → 1,558 MB).
+  // `npm run bench` at 1M people: friend lists 0.194 → 0.224 of the ceiling,
+  // GET /person/<id> 0.413 → 0.460, RSS after the run 190 → 1,558 MB).
+  if (!Number.isSafeInteger(mmapMb) || mmapMb < 0) throw new RangeError(`mmapMb must be a whole number of MiB, not ${mmapMb}`)
   database.pragma('cache_size = -32768')
   database.pragma(`mmap_size = ${mmapMb * 1024 * 1024}`)
   // temp_store stays the default: temporary files, written only when a sort
