@@ -56,6 +56,7 @@ const cachedPrepare = (database: BetterSqlite3.Database, size = 500): (sql: stri
 }
 
 export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: SqliteOptions): DatabaseHandle => {
+  if (!Number.isSafeInteger(mmapMb) || mmapMb < 0) throw new RangeError(`mmapMb must be a whole number of MiB, not ${mmapMb}`)
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new BetterSqlite3(path)
   database.pragma('journal_mode = WAL')
@@ -71,7 +72,6 @@ export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: Sqli
   // allows, a map saves the copy on every page the cache misses (SQLITE_MMAP_MB;
   // `npm run bench` at 1M people: friend lists 0.194 → 0.224 of the ceiling,
   // GET /person/<id> 0.413 → 0.460, RSS after the run 190 → 1,558 MB).
-  if (!Number.isSafeInteger(mmapMb) || mmapMb < 0) throw new RangeError(`mmapMb must be a whole number of MiB, not ${mmapMb}`)
   database.pragma('cache_size = -32768')
   database.pragma(`mmap_size = ${mmapMb * 1024 * 1024}`)
   // temp_store stays the default: temporary files, written only when a sort
