@@ -35,6 +35,10 @@ t.test('a memory map, when asked for, reads the same data', async (t) => {
   t.teardown(() => mapped.close())
   t.same((await sql.raw('pragma mmap_size').execute(mapped.db)).rows, [{ mmap_size: 64 * 1024 * 1024 }])
   t.equal((await createRepositories(mapped).people.findById(person.id))?.name, 'Ada Mapped')
+  // More than SQLite maps would be cut without a word; a fraction or a negative means nothing.
+  for (const bad of [2048, 1.5, -1]) {
+    t.throws(() => createDatabase({ url: `sqlite:${first.path}`, sqliteMmapMb: bad }), /mmapMb must be a whole number of MiB from 0 to 2047/, String(bad))
+  }
 })
 
 t.test('migrating twice is a no-op', async (t) => {

@@ -1,6 +1,7 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
 import { GRAPHQL_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { ACCOUNT_LIMITS } from '@people-service/domain'
+import { SQLITE_MAX_MMAP_MB } from '@people-service/infra'
 
 /** The service's configuration, read once from the environment (see the README's table). */
 export interface Config {
@@ -153,8 +154,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'FULL', ['FULL', 'NORMAL']),
-    // SQLite's own ceiling (SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes): a larger map would be cut silently.
-    sqliteMmapMb: integer(env, 'SQLITE_MMAP_MB', 0, 0, 2047),
+    sqliteMmapMb: integer(env, 'SQLITE_MMAP_MB', 0, 0, SQLITE_MAX_MMAP_MB),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),

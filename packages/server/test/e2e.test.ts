@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest, Agent } from 'node:http'
 import { join } from 'node:path'
 import t from 'tap'
-import { adminHeaders, startServerProcess } from './server-process.js'
+import { adminHeaders, startServerProcess, type ServerProcess } from './server-process.js'
 
 let credentials: Record<string, string> = {}
 
@@ -45,7 +45,7 @@ t.test('the real server serves the resource API over HTTP on a SQLite file', asy
 
 t.test('SQLITE_MMAP_MB maps the database file into the server; by default it is only read', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   // The file itself, not its -wal or -shm (the WAL index is always mapped).
-  const mapsFile = (server: { child: { pid?: number }, dataDir: string }) => readFileSync(`/proc/${server.child.pid}/maps`, 'utf8')
+  const mapsFile = (server: ServerProcess) => readFileSync(`/proc/${server.child.pid}/maps`, 'utf8')
     .split('\n').some((line) => line.endsWith(join(server.dataDir, 'people.db')))
   // Empty is unset, whatever the environment running the tests holds.
   const plain = await startServerProcess(t, { SQLITE_MMAP_MB: '' })

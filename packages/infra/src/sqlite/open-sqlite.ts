@@ -25,6 +25,9 @@ export interface SqliteOptions {
   log?: KyselyConfig['log']
 }
 
+/** The largest memory map SQLite makes (SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes), in whole MiB: it cuts a larger one silently. */
+export const SQLITE_MAX_MMAP_MB = 2047
+
 type Statement = ReturnType<BetterSqlite3.Database['prepare']>
 
 const connections = new WeakMap<Kysely<Database>, BetterSqlite3.Database>()
@@ -56,7 +59,9 @@ const cachedPrepare = (database: BetterSqlite3.Database, size = 500): (sql: stri
 }
 
 export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: SqliteOptions): DatabaseHandle => {
-  if (!Number.isSafeInteger(mmapMb) || mmapMb < 0) throw new RangeError(`mmapMb must be a whole number of MiB, not ${mmapMb}`)
+  if (!Number.isSafeInteger(mmapMb) || mmapMb < 0 || mmapMb > SQLITE_MAX_MMAP_MB) {
+    throw new RangeError(`mmapMb must be a whole number of MiB from 0 to ${SQLITE_MAX_MMAP_MB}, not ${mmapMb}`)
+  }
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new BetterSqlite3(path)
   database.pragma('journal_mode = WAL')
