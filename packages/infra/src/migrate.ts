@@ -8,6 +8,7 @@ import { accountLifecycle } from './migrations/2026-11-25-account-lifecycle.js'
 import { personVersionAndIdempotency } from './migrations/2026-11-26-person-version-and-idempotency.js'
 import { compactStorage } from './migrations/2026-11-27-compact-storage.js'
 import { personPageIndex } from './migrations/2026-11-28-person-page-index.js'
+import { personSummaryIndex } from './migrations/2026-11-29-person-summary-index.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -18,7 +19,8 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '2026-11-25-account-lifecycle': accountLifecycle(dialect),
   '2026-11-26-person-version-and-idempotency': personVersionAndIdempotency(dialect),
   '2026-11-27-compact-storage': compactStorage(dialect),
-  '2026-11-28-person-page-index': personPageIndex(dialect)
+  '2026-11-28-person-page-index': personPageIndex(dialect),
+  '2026-11-29-person-summary-index': personSummaryIndex(dialect)
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

@@ -27,6 +27,15 @@ export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBo
   return sql<SqlBool>`person.pk in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
 }
 
+/**
+ * The person table as `alias`, for reading friends' keys, ids and names
+ * only. On SQLite through the (pk, id, name) index of the migration
+ * 2026-11-29-person-summary-index: its planner reads a row by integer key
+ * from the table whatever other index holds the columns, so the index is named.
+ */
+export const personSummaries = (dialect: Dialect, alias: string): string =>
+  dialect === 'sqlite' ? `person ${alias} indexed by person_summary` : `person ${alias}`
+
 /*
  * Batch reads bind their ids as ONE parameter, so a statement is compiled
  * and prepared once whatever the number of ids (an `IN (?, ?, …)` list is

@@ -1,6 +1,7 @@
 import t from 'tap'
 import BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'kysely'
+import type { PersonSelection } from '@people-service/domain'
 import { repositoryContract } from '@people-service/domain/testing'
 import { createDatabase, createRepositories, migrateTo, migrateToLatest, sharedSetting } from '@people-service/infra'
 import type { Teardown } from '@people-service/infra/testing'
@@ -22,7 +23,7 @@ t.test('every open sets the pragmas explicitly, reopened WAL files included', as
   t.equal(await pragma('synchronous'), 2, 'FULL')
   t.equal(await pragma('foreign_keys'), 1)
   t.equal(await pragma('busy_timeout'), 5000)
-  t.equal(await pragma('cache_size'), -32768, '32 MiB of page cache')
+  t.equal(await pragma('cache_size'), -65536, '64 MiB of page cache')
   t.equal(await pragma('mmap_size'), 0, 'no memory map unless asked for')
 })
 
@@ -97,7 +98,7 @@ const recordingRepositories = async (t: Teardown) => {
   return { repositories: createRepositories(handle), executed, planOf }
 }
 
-t.test('a friend list finds its owner by the unique id index and each friend by integer key', async (t) => {
+t.test('a friend list finds its owner by the unique id index and each friend in the (pk, id, name) index, not the table', async (t) => {
   const { repositories: { friendships }, executed, planOf } = await recordingRepositories(t)
   const ids = ['00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000002']
   await friendships.listFriends(ids[0] as string, 10)
@@ -107,8 +108,36 @@ t.test('a friend list finds its owner by the unique id index and each friend by 
   for (const query of friendQueries) {
     const plan = planOf(query)
     t.match(plan, /SEARCH \w+ USING COVERING INDEX person_id_unique \(id=\?\)/, plan)
-    t.match(plan, /SEARCH \w+ USING INTEGER PRIMARY KEY \(rowid=\?\)/, plan)
+    t.match(plan, /SEARCH p USING COVERING INDEX person_summary \(pk=\?\)/, plan)
+    t.notMatch(plan, /INTEGER PRIMARY KEY/, plan)
     t.notMatch(plan, /SCAN (person|friendship)\b(?! USING)/, plan)
+  }
+})
+
+t.test('friends selected for ids and names only are read from the (pk, id, name) index, any other field from the table', async (t) => {
+  const { repositories: { projections }, executed, planOf } = await recordingRepositories(t)
+  const id = '00000000-0000-7000-8000-000000000001'
+  const friendsOf = (selection: PersonSelection): PersonSelection => [{ kind: 'friends', key: 'friends', limit: 10, selection }]
+  const summaries = friendsOf([
+    { kind: 'constant', key: '__typename', value: 'Person' },
+    { kind: 'field', key: 'id', field: 'id' },
+    { kind: 'friends', key: 'friends', limit: 5, selection: [{ kind: 'field', key: 'name', field: 'name' }] }
+  ])
+  await projections.findJson(id, summaries)
+  await projections.listJson({ limit: 10 }, summaries)
+  await projections.listJson({ limit: 10, afterId: id }, summaries)
+  t.equal(executed.length, 3)
+  for (const query of executed) {
+    const plan = planOf(query)
+    t.equal(plan.match(/USING COVERING INDEX person_summary \(pk=\?\)/g)?.length, 2, `both levels of friends: ${plan}`)
+    t.notMatch(plan, /INTEGER PRIMARY KEY/, plan)
+  }
+  for (const other of [[{ kind: 'field', key: 'age', field: 'age' }], [{ kind: 'address', key: 'address', selection: [] }]] as const) {
+    executed.length = 0
+    await projections.findJson(id, friendsOf(other))
+    const plan = planOf(executed[0]!)
+    t.match(plan, /SEARCH \w+ USING INTEGER PRIMARY KEY \(rowid=\?\)/, `${other[0].kind}: ${plan}`)
+    t.notMatch(plan, /person_summary/, plan)
   }
 })
 
@@ -163,6 +192,27 @@ t.test('accounts made before accounts could be disabled are enabled, at token ve
   await migrateToLatest(handle)
   const { accounts } = createRepositories(handle)
   t.match(await accounts.findByUsername('ada'), { role: 'admin', disabled: false, tokenVersion: 0 })
+})
+
+t.test('friends stored before the (pk, id, name) index are listed through it once migrated; the migration goes down and up', async (t) => {
+  const handle = await sqliteFile(t)
+  await migrateTo(handle, '2026-11-28-person-page-index')
+  const ids = [1, 2, 3].map((n) => `00000000-0000-7000-8000-00000000000${n}`)
+  for (const [i, id] of ids.entries()) {
+    await sql`insert into person (pk, id, name, created_at, updated_at) values (${i + 1}, ${id}, ${`Person ${i + 1}`}, 'x', 'x')`.execute(handle.db)
+  }
+  await sql`insert into friendship (person_pk, friend_pk) values (1, 3), (3, 1), (1, 2), (2, 1)`.execute(handle.db)
+  const summaryIndexes = async () => (await sql<{ name: string }>`select name from sqlite_master where name = 'person_summary'`.execute(handle.db)).rows.length
+  t.equal(await summaryIndexes(), 0)
+  await migrateToLatest(handle)
+  t.equal(await summaryIndexes(), 1)
+  const { friendships } = createRepositories(handle)
+  const expected = [{ id: ids[1], name: 'Person 2' }, { id: ids[2], name: 'Person 3' }]
+  t.same(await friendships.listFriends(ids[0]!, 10), expected)
+  await migrateTo(handle, '2026-11-28-person-page-index')
+  t.equal(await summaryIndexes(), 0, 'down drops it')
+  await migrateToLatest(handle)
+  t.same(await createRepositories(handle).friendships.listFriends(ids[0]!, 10), expected, 'and up makes it again')
 })
 
 t.test('a shared setting is made once and read back by every later caller', async (t) => {

@@ -2,8 +2,8 @@ import { personNotFound, type FriendshipRepository, type PersonSummary } from '@
 import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { translateErrors } from '../database-errors.js'
-import { param, prepareQuery, prepareSql } from '../prepared-query.js'
-import { boundIds, idsIn } from '../sql-dialect.js'
+import { param, prepareSql } from '../prepared-query.js'
+import { boundIds, idsIn, personSummaries } from '../sql-dialect.js'
 
 /**
  * Friends of many people in one statement, whatever their number: the ids
@@ -23,7 +23,7 @@ const friendsOfManySql = (dialect: Dialect, ids: unknown, limit: unknown) => {
   return sql<{ ownerId: string, friends: string | PersonSummary[] }>`select owner.id as "ownerId",
       (select ${list}
         from (select g.friend_pk from friendship g where g.person_pk = owner.pk order by g.friend_pk limit ${limit}) f
-        join person p on p.pk = f.friend_pk) as friends
+        join ${sql.raw(personSummaries(dialect, 'p'))} on p.pk = f.friend_pk) as friends
       from person owner where ${idsIn(dialect, 'owner.id', ids)}`
 }
 
@@ -34,12 +34,10 @@ const friendsOfManySql = (dialect: Dialect, ids: unknown, limit: unknown) => {
  * which is the order of the UUIDv7 ids.
  */
 export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialect): FriendshipRepository => {
-  const friendsOf = prepareQuery<PersonSummary, { personId: string, limit: number }>(db, db.selectFrom('friendship')
-    .innerJoin('person', 'person.pk', 'friendship.friend_pk')
-    .select(['person.id', 'person.name'])
-    .where('friendship.person_pk', '=', db.selectFrom('person as owner').select('owner.pk').where('owner.id', '=', param<string>('personId')))
-    .orderBy('friendship.friend_pk')
-    .limit(param<number>('limit')))
+  const friendsOf = prepareSql<PersonSummary, { personId: string, limit: number }>(db, sql<PersonSummary>`select p.id, p.name
+    from friendship f join ${sql.raw(personSummaries(dialect, 'p'))} on p.pk = f.friend_pk
+    where f.person_pk = (select o.pk from person o where o.id = ${param('personId')})
+    order by f.friend_pk limit ${param('limit')}`)
   const listFriends = async (personId: string, limit: number): Promise<PersonSummary[]> => friendsOf({ personId, limit })
   const friendsOfMany = prepareSql<{ ownerId: string, friends: string | PersonSummary[] }, { ids: unknown, limit: number }>(db,
     friendsOfManySql(dialect, param('ids'), param('limit')))

@@ -1,5 +1,6 @@
 import type { AddressEntry, PersonEntry, PersonSelection } from '@people-service/domain'
 import type { Dialect } from '../database.js'
+import { personSummaries } from '../sql-dialect.js'
 
 /*
  * A selection of a person as one SQL expression that builds its JSON, for
@@ -43,11 +44,17 @@ const literal = (value: string): string => `'${value.replaceAll("'", "''")}'`
 const PERSON_COLUMNS = { id: 'id', name: 'name', age: 'age', email: 'email' } as const
 const ADDRESS_COLUMNS = { street: 'street', city: 'city', country: 'country' } as const
 
+/** Whether a friend's key, id and name are all `selection` reads (its own friends go by its key). */
+const summaryOnly = (selection: PersonSelection): boolean => selection.every((entry) =>
+  entry.kind === 'constant' || entry.kind === 'friends' || (entry.kind === 'field' && (entry.field === 'id' || entry.field === 'name')))
+
 class ProjectionCompiler {
+  readonly #dialect: Dialect
   readonly #json: JsonFunctions
   #aliases = 0
 
   constructor (dialect: Dialect) {
+    this.#dialect = dialect
     this.#json = DIALECTS[dialect]
   }
 
@@ -80,7 +87,7 @@ class ProjectionCompiler {
     const link = this.alias('fr')
     const friend = this.alias('f')
     const from = `(select friend_pk from friendship where person_pk = ${owner}.pk order by friend_pk limit ${limit}) ${link} ` +
-      `join person ${friend} on ${friend}.pk = ${link}.friend_pk`
+      `join ${summaryOnly(selection) ? personSummaries(this.#dialect, friend) : `person ${friend}`} on ${friend}.pk = ${link}.friend_pk`
     // SQLite: the scalar subquery's value keeps its JSON subtype, so the
     // enclosing json_object embeds the array as it is, unparsed (the
     // repository contract would see an array quoted as a string otherwise).
