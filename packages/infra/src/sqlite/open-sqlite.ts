@@ -79,7 +79,7 @@ export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: Sqli
   // the server under 300 MB RSS whatever the file's size. 64 rather than 32
   // MiB since friend lists read the (pk, id, name) index (migration
   // 2026-11-29): at 1M people most of its 71–80 MB then stays in the cache
-  // (friend-list statement alone 49 → 42 µs; 100k unchanged at 28 µs).
+  // (the friend-list statement alone: 49 → 43 µs; 100k: 28–30 µs either way).
   // Where memory allows, a map saves the copy on every page the cache misses
   // (SQLITE_MMAP_MB; `npm run bench` at 1M people: friend lists 0.194 →
   // 0.224 of the ceiling, GET /person/<id> 0.413 → 0.460, RSS after the run
