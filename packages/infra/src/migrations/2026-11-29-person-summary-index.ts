@@ -8,7 +8,7 @@ import type { Dialect } from '../database.js'
  * keys: ten random rows of the person table, which at a million people is
  * 210 MB against a 32 MiB page cache, so nearly every friend was a page read
  * from the kernel. An index of (pk, id, name) holds just what a friend list
- * reads, a third of the table (75 MB at a million people, 7 MB at 100k).
+ * reads, a third of the table (71 MB at a million people, 7 MB at 100k).
  * SQLite reads a row by its integer key from the table whatever other index
  * exists, so the friend queries name this one (`INDEXED BY`, sql-dialect's
  * `personSummaries`), and so does a GraphQL selection of friends that reads

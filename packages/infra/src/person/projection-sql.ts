@@ -86,8 +86,9 @@ class ProjectionCompiler {
     if (limit === 0) return this.#json.emptyArray
     const link = this.alias('fr')
     const friend = this.alias('f')
+    const people = summaryOnly(selection) ? personSummaries(this.#dialect, friend) : `person ${friend}`
     const from = `(select friend_pk from friendship where person_pk = ${owner}.pk order by friend_pk limit ${limit}) ${link} ` +
-      `join ${summaryOnly(selection) ? personSummaries(this.#dialect, friend) : `person ${friend}`} on ${friend}.pk = ${link}.friend_pk`
+      `join ${people} on ${friend}.pk = ${link}.friend_pk`
     // SQLite: the scalar subquery's value keeps its JSON subtype, so the
     // enclosing json_object embeds the array as it is, unparsed (the
     // repository contract would see an array quoted as a string otherwise).
