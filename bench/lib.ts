@@ -169,6 +169,27 @@ export const run = async (baseUrl: string, scenario: Scenario, seconds: number, 
   }
 }
 
+/**
+ * The parts of one scenario's load as one result: `requestsPerSecond` as the
+ * caller counts it (the parts' sum when they ran at once, their mean when one
+ * followed another for equal times), CPU per request weighted by each part's
+ * requests, the worse p50 and p99 of the parts, errors and non-2xx summed.
+ */
+export const combineParts = (scenario: string, parts: Result[], requestsPerSecond: number): Result => {
+  const sum = (of: (part: Result) => number) => parts.reduce((total, part) => total + of(part), 0)
+  const reference = parts[0]?.reference
+  return {
+    scenario,
+    ...(reference === undefined ? {} : { reference }),
+    requestsPerSecond,
+    p50: Math.max(...parts.map((part) => part.p50)),
+    p99: Math.max(...parts.map((part) => part.p99)),
+    errors: sum((part) => part.errors),
+    non2xx: sum((part) => part.non2xx),
+    cpuPerRequest: Math.round(sum((part) => (part.cpuPerRequest ?? 0) * part.requestsPerSecond) / Math.max(1, sum((part) => part.requestsPerSecond)))
+  }
+}
+
 /** Sets each result's ratio to the ceiling (the first result) and to its reference scenario, all of one run. */
 export const compareWithinRun = (results: Result[]): void => {
   const rateOf = new Map(results.map((r) => [r.scenario, r.requestsPerSecond]))

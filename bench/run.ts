@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
-  BENCH_OPTIONS, benchApiKey, compareWithinRun, freePort, pinCpus, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase, serviceSettingsFromEnv,
-  startBenchServer, startProcess, stopProcess, type Result, type Scenario
+  BENCH_OPTIONS, benchApiKey, combineParts, compareWithinRun, freePort, pinCpus, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase,
+  serviceSettingsFromEnv, startBenchServer, startProcess, stopProcess, type Result, type Scenario
 } from './lib.js'
 
 /*
- * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50] [--warmup 2]
+ * npm run bench -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10] [--connections 50] [--warmup 2] [--cold]
  *
  * Seeds a fresh SQLite file, starts a bare Fastify server (the ceiling),
  * minimal servers on the same file (Fastify + better-sqlite3 for REST,
@@ -23,15 +24,17 @@ import {
  * server takes the rest of its settings from the environment, as in
  * production: `SQLITE_MMAP_MB=2047 npm run bench` measures it with the map.
  *
- * `--people 100000,1000000` runs the whole bench at each size in turn, then
- * prints each scenario's ratio at every size side by side. Tables are also
- * written to bench/results/.
+ * `--people 100000,1000000` seeds a file of each size and starts each kind
+ * of server on every file at once; each scenario then runs size by size,
+ * forward then back (`measureSizes`), and a last table puts each scenario's
+ * ratio at every size side by side. Tables are also written to bench/results/.
  */
 const { values } = parseArgs({
-  options: BENCH_OPTIONS
+  // --cold: no read-through of the files before each scenario (`readThrough`).
+  options: { ...BENCH_OPTIONS, cold: { type: 'boolean', default: false } }
 })
-const sizes = String(values.people).split(',').map(Number)
-if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--people takes whole numbers separated by commas, not ${values.people}`)
+const peopleCounts = String(values.people).split(',').map(Number)
+if (peopleCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--people takes whole numbers separated by commas, not ${values.people}`)
 const seconds = Number(values.seconds)
 const connections = Number(values.connections)
 const warmup = Number(values.warmup)
@@ -42,10 +45,54 @@ const settingsText = Object.entries(settings).map(([name, value]) => `${name}=${
 process.stdout.write(`${pinning}; the service with ${settingsText}\n`)
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
 
-/** One scenario against one server: warmed up first, then recorded. */
-const measure = async (base: string, scenario: Scenario, pid: number | undefined): Promise<Result> => {
-  if (warmup > 0) await run(base, scenario, warmup, connections)
-  return run(base, scenario, seconds, connections, pid)
+/** A server under test on one size's file, and the scenario it runs there. */
+interface Target { base: string, pid: number | undefined, scenario: Scenario, databaseFile: string }
+
+/**
+ * Reads a database file and its write-ahead log through once, so that the
+ * scenario starts with them in the OS page cache, as a long-running
+ * server's data is. Some machines page out file pages nobody touched for a
+ * while: where this bench was measured, DAMON pages out memory idle for
+ * 60 s, so the 1M file, last read by another scenario minutes before, came
+ * from disk during the warm-up and the measurement, and friends read −39%
+ * from 100k to 1M instead of −18% with the file read through (fifth pass in
+ * README.md). `--cold` leaves it out.
+ */
+const readThrough = (file: string): void => {
+  const buffer = Buffer.allocUnsafe(1 << 20)
+  for (const path of [file, `${file}-wal`]) {
+    if (!existsSync(path)) continue
+    const fd = openSync(path, 'r')
+    try {
+      for (let read = 1; read > 0;) read = readSync(fd, buffer, 0, buffer.length, null)
+    } finally {
+      closeSync(fd)
+    }
+  }
+}
+
+/**
+ * One scenario on each size's server. Every file is read through and every
+ * server warmed up first. With one size the scenario is then measured for
+ * `--seconds`; with several, in halves ordered forward then back (100k, 1M,
+ * 1M, 100k), and each size's halves combined (`combineParts`). A machine whose speed drifts during the
+ * run then weighs on every size alike, so the change from one size to the
+ * next compares measurements centred on the same moment.
+ */
+const measureSizes = async (targets: Target[]): Promise<Result[]> => {
+  if (values.cold !== true) for (const { databaseFile } of targets) readThrough(databaseFile)
+  if (warmup > 0) for (const { base, scenario } of targets) await run(base, scenario, warmup, connections)
+  if (targets.length === 1) {
+    const [{ base, scenario, pid }] = targets as [Target]
+    return [await run(base, scenario, seconds, connections, pid)]
+  }
+  const halves: Result[][] = targets.map(() => [])
+  const order = [...targets.keys(), ...[...targets.keys()].reverse()]
+  for (const i of order) {
+    const { base, scenario, pid } = targets[i]!
+    halves[i]!.push(await run(base, scenario, seconds / 2, connections, pid))
+  }
+  return halves.map((parts, i) => combineParts(targets[i]!.scenario.name, parts, Math.round((parts[0]!.requestsPerSecond + parts[1]!.requestsPerSecond) / 2)))
 }
 
 /** The size of a SQLite database on disk, its write-ahead log included, in MB. */
@@ -64,122 +111,179 @@ const REFERENCE = {
   graphqlPeople: 'reference: minimal Mercurius people(100) x friends(10)'
 }
 
-interface SizeRun { people: number, seedSeconds: number, databaseMb: number, serverRssMb: number, results: Result[] }
+/** One size of seeded data: its file, its ids and, once measured, its results. */
+interface Size {
+  people: number
+  databaseFile: string
+  ids: string[]
+  seedSeconds: number
+  databaseMb: number
+  results: Result[]
+  serverRssMb: number
+}
 
-const benchAt = async (people: number): Promise<SizeRun> => {
-  const dir = mkdtempSync(join(tmpdir(), 'people-bench-'))
-  const databaseFile = join(dir, 'people.db')
-  const databaseUrl = `sqlite:${databaseFile}`
+const randomIdOf = ({ ids }: Size) => () => ids[Math.floor(Math.random() * ids.length)] as string
+
+/** A server process of the bench, on a port of its own. */
+interface Running { base: string, pid: number | undefined, child: ChildProcess }
+
+/**
+ * One kind of server started on every size's file at once, its scenarios
+ * measured size by size (`measureSizes`), and the servers stopped.
+ * `scenariosOf` gives one size's scenarios, in the same order at every size.
+ */
+const onEverySize = async <S extends Running>(
+  sizes: Size[],
+  start: (size: Size) => Promise<S>,
+  scenariosOf: (size: Size, server: S) => Promise<Scenario[]>,
+  afterwards: (size: Size, server: S) => void = () => {}
+): Promise<void> => {
+  const servers: S[] = []
   try {
-    const { ids, seedSeconds } = await seedBenchDatabase(databaseUrl, { people, friends: Number(values.friends), messages: Number(values.messages) })
-    const size = databaseMb(databaseFile)
-    process.stdout.write(`seeded ${people} people in ${seedSeconds.toFixed(1)} s; the SQLite file: ${size} MB\n`)
-
-    const results: Result[] = []
-    const ceilingPort = await freePort()
-    const ceiling = await startProcess(['--import', 'tsx', new URL('./ceiling-server.ts', import.meta.url).pathname], { PORT: String(ceilingPort) }, `http://127.0.0.1:${ceilingPort}/hello`)
-    try {
-      results.push(await measure(`http://127.0.0.1:${ceilingPort}`, { name: 'ceiling: bare Fastify GET /hello', request: () => ({ path: '/hello' }) }, ceiling.pid))
-    } finally {
-      await stopProcess(ceiling)
+    for (const size of sizes) servers.push(await start(size))
+    const scenarios = await Promise.all(sizes.map((size, i) => scenariosOf(size, servers[i]!)))
+    for (let j = 0; j < scenarios[0]!.length; j++) {
+      const results = await measureSizes(servers.map(({ base, pid }, i) => ({ base, pid, scenario: scenarios[i]![j]!, databaseFile: sizes[i]!.databaseFile })))
+      results.forEach((result, i) => sizes[i]!.results.push(result))
     }
-
-    const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
-    // The references: what Fastify and better-sqlite3 (REST), and Mercurius
-    // with its loaders and JIT (GraphQL), do on this file with nothing else on the path.
-    const minimalPort = await freePort()
-    const minimal = await startProcess(['--import', 'tsx', new URL('./minimal-server.ts', import.meta.url).pathname], { PORT: String(minimalPort), DATABASE_FILE: databaseFile }, `http://127.0.0.1:${minimalPort}/people?limit=1`)
-    try {
-      const minimalBase = `http://127.0.0.1:${minimalPort}`
-      results.push(await measure(minimalBase, { name: REFERENCE.person, request: () => ({ path: `/person/${randomId()}` }) }, minimal.pid))
-      results.push(await measure(minimalBase, { name: REFERENCE.people, request: () => ({ path: '/people?limit=100' }) }, minimal.pid))
-    } finally {
-      await stopProcess(minimal)
-    }
-    const mercuriusPort = await freePort()
-    const mercurius = await startProcess(['--import', 'tsx', new URL('./minimal-mercurius.ts', import.meta.url).pathname], { PORT: String(mercuriusPort), DATABASE_FILE: databaseFile }, `http://127.0.0.1:${mercuriusPort}${graphqlGet('{ people(limit: 1) { id } }')}`)
-    try {
-      const mercuriusBase = `http://127.0.0.1:${mercuriusPort}`
-      results.push(await measure(mercuriusBase, { name: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) }, mercurius.pid))
-      results.push(await measure(mercuriusBase, { name: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }, mercurius.pid))
-    } finally {
-      await stopProcess(mercurius)
-    }
-
-    const { base, server } = await startBenchServer(databaseUrl, ADMIN_PASSWORD)
-    let rss = 0
-    let key = ''
-    try {
-      key = await benchApiKey(base, ADMIN_PASSWORD)
-      const headers = { 'x-api-key': key }
-      const json = { ...headers, 'content-type': 'application/json' }
-
-      // The cursor 90% deep, reached the way a client would: page after page.
-      let deep = '/people?limit=1000'
-      for (let seen = 0; seen < Math.floor(people * 0.9) - 1000;) {
-        const page = await fetch(`${base}${deep}`, { headers })
-        seen += (await page.json() as unknown[]).length
-        const next = /^<([^>]+)>/.exec(page.headers.get('link') ?? '')?.[1]
-        if (next === undefined) break
-        deep = next
-      }
-      const deepCursor = new URL(deep, base).searchParams.get('cursor') ?? ''
-
-      const scenarios: Scenario[] = [
-        { name: 'GET /person/<id>', headers, reference: REFERENCE.person, request: () => ({ path: `/person/${randomId()}` }) },
-        { name: 'GET /people?limit=100', headers, reference: REFERENCE.people, request: () => ({ path: '/people?limit=100' }) },
-        { name: 'GET /people?limit=100 at 90% depth', headers, reference: REFERENCE.people, request: () => ({ path: `/people?limit=100&cursor=${deepCursor}` }) },
-        { name: 'GET /person/<id>/friends', headers, request: () => ({ path: `/person/${randomId()}/friends` }) },
-        { name: 'POST /person', method: 'POST', headers: json, request: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${Math.random()}`, age: 30 }) }) },
-        { name: 'POST /message', method: 'POST', headers: json, request: () => ({ path: '/message', body: JSON.stringify({ personId: randomId(), text: 'hello from the bench' }) }) },
-        { name: 'GraphQL person + friends(10)', headers, reference: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) },
-        { name: 'GraphQL people(100) x friends(10)', headers, reference: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }
-      ]
-      for (const scenario of scenarios) results.push(await measure(base, scenario, server.pid))
-      rss = rssMbOf(server.pid!)
-    } finally {
-      await stopProcess(server)
-    }
-
-    // The same GraphQL scenarios through the resolvers (the SQL plan off,
-    // graphql-jit on), to show what building the JSON in the database gives.
-    const resolvers = await startBenchServer(databaseUrl, ADMIN_PASSWORD, { GRAPHQL_SQL_PLAN: '0' })
-    try {
-      const headers = { 'x-api-key': key }
-      results.push(await measure(resolvers.base, { name: 'GraphQL person + friends(10), resolvers', headers, reference: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) }, resolvers.server.pid))
-      results.push(await measure(resolvers.base, { name: 'GraphQL people(100) x friends(10), resolvers', headers, reference: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }, resolvers.server.pid))
-    } finally {
-      await stopProcess(resolvers.server)
-    }
-
-    compareWithinRun(results)
-    return { people, seedSeconds, databaseMb: size, serverRssMb: rss, results }
+    sizes.forEach((size, i) => afterwards(size, servers[i]!))
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    for (const { child } of servers) await stopProcess(child)
   }
 }
 
-const runs: SizeRun[] = []
-for (const people of sizes) {
-  const sizeRun = await benchAt(people)
-  runs.push(sizeRun)
-  process.stdout.write(`\n${people} people:\n`)
-  printTable(sizeRun.results)
-  process.stdout.write(`server RSS after the run: ${sizeRun.serverRssMb} MB; seeding: ${sizeRun.seedSeconds.toFixed(1)} s; the SQLite file: ${sizeRun.databaseMb} MB\n`)
+/** A helper process of bench/ (ceiling, minimal servers) on a free port, ready when `readyPath` answers. */
+const startHelper = async (script: string, readyPath: string, env: Record<string, string> = {}): Promise<Running> => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const child = await startProcess(['--import', 'tsx', new URL(script, import.meta.url).pathname], { PORT: String(port), ...env }, `${base}${readyPath}`)
+  return { base, pid: child.pid, child }
 }
 
-// Each scenario's ratio to the ceiling at every size: what growing the data costs.
-if (runs.length > 1) {
-  const first = runs[0]!
-  process.stdout.write('\nratio to the ceiling by size (change from the first size):\n')
-  printRows([
-    ['scenario', ...runs.map((r) => `${r.people}`), 'change'],
-    ...first.results.slice(1).map(({ scenario, ratio = 0 }) => {
-      const at = runs.map((r) => r.results.find((result) => result.scenario === scenario)?.ratio ?? 0)
-      const last = at[at.length - 1]!
-      return [scenario, ...at.map((value) => value.toFixed(3)), `${(((last - ratio) / ratio) * 100).toFixed(0)}%`]
-    })
-  ])
+/** The real server on one size's file, as `startBenchServer` starts it, and an API key of its admin. */
+interface Service extends Running { key: string }
+
+const startService = async (size: Size, extra: Record<string, string> = {}): Promise<Service> => {
+  const { base, server } = await startBenchServer(`sqlite:${size.databaseFile}`, ADMIN_PASSWORD, extra)
+  try {
+    return { base, pid: server.pid, child: server, key: await benchApiKey(base, ADMIN_PASSWORD) }
+  } catch (error) {
+    await stopProcess(server)
+    throw error
+  }
 }
-const file = saveResults('bench', { seconds, connections, warmup, pinning, settings, runs })
-process.stdout.write(`written to ${file}\n`)
+
+/** The cursor 90% deep into the people, reached the way a client would: page after page. */
+const deepCursorOf = async (base: string, headers: Record<string, string>, people: number): Promise<string> => {
+  let deep = '/people?limit=1000'
+  for (let seen = 0; seen < Math.floor(people * 0.9) - 1000;) {
+    const page = await fetch(`${base}${deep}`, { headers })
+    seen += (await page.json() as unknown[]).length
+    const next = /^<([^>]+)>/.exec(page.headers.get('link') ?? '')?.[1]
+    if (next === undefined) break
+    deep = next
+  }
+  return new URL(deep, base).searchParams.get('cursor') ?? ''
+}
+
+const serviceScenarios = async (size: Size, { base, key }: Service): Promise<Scenario[]> => {
+  const randomId = randomIdOf(size)
+  const headers = { 'x-api-key': key }
+  const json = { ...headers, 'content-type': 'application/json' }
+  const deepCursor = await deepCursorOf(base, headers, size.people)
+  return [
+    { name: 'GET /person/<id>', headers, reference: REFERENCE.person, request: () => ({ path: `/person/${randomId()}` }) },
+    { name: 'GET /people?limit=100', headers, reference: REFERENCE.people, request: () => ({ path: '/people?limit=100' }) },
+    { name: 'GET /people?limit=100 at 90% depth', headers, reference: REFERENCE.people, request: () => ({ path: `/people?limit=100&cursor=${deepCursor}` }) },
+    { name: 'GET /person/<id>/friends', headers, request: () => ({ path: `/person/${randomId()}/friends` }) },
+    { name: 'POST /person', method: 'POST', headers: json, request: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${Math.random()}`, age: 30 }) }) },
+    { name: 'POST /message', method: 'POST', headers: json, request: () => ({ path: '/message', body: JSON.stringify({ personId: randomId(), text: 'hello from the bench' }) }) },
+    { name: 'GraphQL person + friends(10)', headers, reference: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) },
+    { name: 'GraphQL people(100) x friends(10)', headers, reference: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }
+  ]
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'people-bench-'))
+try {
+  const sizes: Size[] = []
+  for (const people of peopleCounts) {
+    const databaseFile = join(dir, `people-${people}.db`)
+    const { ids, seedSeconds } = await seedBenchDatabase(`sqlite:${databaseFile}`, { people, friends: Number(values.friends), messages: Number(values.messages) })
+    const size: Size = { people, databaseFile, ids, seedSeconds, databaseMb: databaseMb(databaseFile), results: [], serverRssMb: 0 }
+    sizes.push(size)
+    process.stdout.write(`seeded ${people} people in ${seedSeconds.toFixed(1)} s; the SQLite file: ${size.databaseMb} MB\n`)
+  }
+
+  // The ceiling does not read the data: one server, measured in two halves,
+  // at the start and at the end of the run, is every size's denominator.
+  const hello: Scenario = { name: 'ceiling: bare Fastify GET /hello', request: () => ({ path: '/hello' }) }
+  const ceiling = await startHelper('./ceiling-server.ts', '/hello')
+  try {
+    if (warmup > 0) await run(ceiling.base, hello, warmup, connections)
+    const first = await run(ceiling.base, hello, seconds / 2, connections, ceiling.pid)
+
+    // The references: what Fastify and better-sqlite3 (REST), and Mercurius
+    // with its loaders and JIT (GraphQL), do on each file with nothing else on the path.
+    await onEverySize(sizes, (size) => startHelper('./minimal-server.ts', '/people?limit=1', { DATABASE_FILE: size.databaseFile }), async (size) => {
+      const randomId = randomIdOf(size)
+      return [
+        { name: REFERENCE.person, request: () => ({ path: `/person/${randomId()}` }) },
+        { name: REFERENCE.people, request: () => ({ path: '/people?limit=100' }) }
+      ]
+    })
+    await onEverySize(sizes, (size) => startHelper('./minimal-mercurius.ts', graphqlGet('{ people(limit: 1) { id } }'), { DATABASE_FILE: size.databaseFile }), async (size) => {
+      const randomId = randomIdOf(size)
+      return [
+        { name: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) },
+        { name: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }
+      ]
+    })
+
+    await onEverySize(sizes, (size) => startService(size), serviceScenarios, (size, { pid }) => { size.serverRssMb = rssMbOf(pid!) })
+    // The same GraphQL scenarios through the resolvers (the SQL plan off,
+    // graphql-jit on), to show what building the JSON in the database gives.
+    await onEverySize(sizes, (size) => startService(size, { GRAPHQL_SQL_PLAN: '0' }), async (size, { key }) => {
+      const randomId = randomIdOf(size)
+      const headers = { 'x-api-key': key }
+      return [
+        { name: 'GraphQL person + friends(10), resolvers', headers, reference: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) },
+        { name: 'GraphQL people(100) x friends(10), resolvers', headers, reference: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }
+      ]
+    })
+
+    const last = await run(ceiling.base, hello, seconds / 2, connections, ceiling.pid)
+    const combined = combineParts(hello.name, [first, last], Math.round((first.requestsPerSecond + last.requestsPerSecond) / 2))
+    process.stdout.write(`\nthe ceiling: ${first.requestsPerSecond} req/s at the start of the run, ${last.requestsPerSecond} at the end\n`)
+    for (const size of sizes) {
+      size.results.unshift({ ...combined })
+      compareWithinRun(size.results)
+    }
+  } finally {
+    await stopProcess(ceiling.child)
+  }
+
+  for (const size of sizes) {
+    process.stdout.write(`\n${size.people} people:\n`)
+    printTable(size.results)
+    process.stdout.write(`server RSS after the run: ${size.serverRssMb} MB; seeding: ${size.seedSeconds.toFixed(1)} s; the SQLite file: ${size.databaseMb} MB\n`)
+  }
+
+  // Each scenario's ratio to the ceiling at every size: what growing the data costs.
+  if (sizes.length > 1) {
+    const first = sizes[0]!
+    process.stdout.write('\nratio to the ceiling by size (change from the first size):\n')
+    printRows([
+      ['scenario', ...sizes.map((size) => `${size.people}`), 'change'],
+      ...first.results.slice(1).map(({ scenario, ratio = 0 }) => {
+        const at = sizes.map((size) => size.results.find((result) => result.scenario === scenario)?.ratio ?? 0)
+        const last = at[at.length - 1]!
+        return [scenario, ...at.map((value) => value.toFixed(3)), `${(((last - ratio) / ratio) * 100).toFixed(0)}%`]
+      })
+    ])
+  }
+  const runs = sizes.map(({ people, seedSeconds, databaseMb, serverRssMb, results }) => ({ people, seedSeconds, databaseMb, serverRssMb, results }))
+  const file = saveResults('bench', { seconds, connections, warmup, cold: values.cold, pinning, settings, runs })
+  process.stdout.write(`written to ${file}\n`)
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}

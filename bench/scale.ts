@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { connectRedis, openRedis, type SeedOptions } from '@people-service/infra'
 import { asPostgresAdmin, createPostgresDatabase, stopTestServices, testPostgresUrl, testRedisUrl } from '@people-service/infra/testing'
-import { BENCH_OPTIONS, benchApiKey, compareWithinRun, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { BENCH_OPTIONS, benchApiKey, combineParts, compareWithinRun, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench:scale -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10]
@@ -154,18 +154,8 @@ const measure = async (setup: string, instances: Instance[], scenario: Scenario,
   const share = (i: number) => Math.floor(connections / instances.length) + (i < connections % instances.length ? 1 : 0)
   const parts = await Promise.all(instances.map((instance, i) => run(instance.base, scenario, duration, share(i), instance.server.pid)))
   const requestsPerSecond = parts.reduce((sum, part) => sum + part.requestsPerSecond, 0)
-  const combined: ScaleResult = {
-    setup,
-    instances: instances.length,
-    scenario: `${setup} | ${scenario.name}`,
-    requestsPerSecond,
-    // The service's processes only: PostgreSQL's and Redis' CPU is not in it.
-    cpuPerRequest: Math.round(parts.reduce((sum, part) => sum + (part.cpuPerRequest ?? 0) * part.requestsPerSecond, 0) / Math.max(1, requestsPerSecond)),
-    p50: Math.max(...parts.map((part) => part.p50)),
-    p99: Math.max(...parts.map((part) => part.p99)),
-    errors: parts.reduce((sum, part) => sum + part.errors, 0),
-    non2xx: parts.reduce((sum, part) => sum + part.non2xx, 0)
-  }
+  // CPU per request counts the service's processes only: PostgreSQL's and Redis' CPU is not in it.
+  const combined: ScaleResult = { setup, instances: instances.length, ...combineParts(`${setup} | ${scenario.name}`, parts, requestsPerSecond) }
   return instances.length > 1 ? { ...combined, parts } : combined
 }
 
