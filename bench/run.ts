@@ -71,28 +71,29 @@ const readThrough = (file: string): void => {
   }
 }
 
+/** Two halves of equal length as one result: req/s their mean (`combineParts`). */
+const combineHalves = (name: string, [first, second]: [Result, Result]): Result =>
+  combineParts(name, [first, second], Math.round((first.requestsPerSecond + second.requestsPerSecond) / 2))
+
 /**
  * One scenario on each size's server. Every file is read through and every
  * server warmed up first. With one size the scenario is then measured for
  * `--seconds`; with several, in halves ordered forward then back (100k, 1M,
- * 1M, 100k), and each size's halves combined (`combineParts`). A machine whose speed drifts during the
- * run then weighs on every size alike, so the change from one size to the
- * next compares measurements centred on the same moment.
+ * 1M, 100k), each size's two halves combined. A machine whose speed drifts
+ * during the run then weighs on every size alike: the change from one size
+ * to the next compares measurements centred on the same moment.
  */
 const measureSizes = async (targets: Target[]): Promise<Result[]> => {
   if (values.cold !== true) for (const { databaseFile } of targets) readThrough(databaseFile)
   if (warmup > 0) for (const { base, scenario } of targets) await run(base, scenario, warmup, connections)
-  if (targets.length === 1) {
-    const [{ base, scenario, pid }] = targets as [Target]
-    return [await run(base, scenario, seconds, connections, pid)]
-  }
-  const halves: Result[][] = targets.map(() => [])
-  const order = [...targets.keys(), ...[...targets.keys()].reverse()]
-  for (const i of order) {
-    const { base, scenario, pid } = targets[i]!
-    halves[i]!.push(await run(base, scenario, seconds / 2, connections, pid))
-  }
-  return halves.map((parts, i) => combineParts(targets[i]!.scenario.name, parts, Math.round((parts[0]!.requestsPerSecond + parts[1]!.requestsPerSecond) / 2)))
+  const [only, ...others] = targets
+  if (only !== undefined && others.length === 0) return [await run(only.base, only.scenario, seconds, connections, only.pid)]
+  const half = ({ base, scenario, pid }: Target) => run(base, scenario, seconds / 2, connections, pid)
+  const firstHalves: Result[] = []
+  for (const target of targets) firstHalves.push(await half(target))
+  const secondHalves: Result[] = []
+  for (const target of [...targets].reverse()) secondHalves.unshift(await half(target))
+  return targets.map((target, i) => combineHalves(target.scenario.name, [firstHalves[i]!, secondHalves[i]!]))
 }
 
 /** The size of a SQLite database on disk, its write-ahead log included, in MB. */
@@ -252,7 +253,7 @@ try {
     })
 
     const last = await run(ceiling.base, hello, seconds / 2, connections, ceiling.pid)
-    const combined = combineParts(hello.name, [first, last], Math.round((first.requestsPerSecond + last.requestsPerSecond) / 2))
+    const combined = combineHalves(hello.name, [first, last])
     process.stdout.write(`\nthe ceiling: ${first.requestsPerSecond} req/s at the start of the run, ${last.requestsPerSecond} at the end\n`)
     for (const size of sizes) {
       size.results.unshift({ ...combined })
