@@ -123,7 +123,22 @@ interface Size {
   serverRssMb: number
 }
 
-const randomIdOf = ({ ids }: Size) => () => ids[Math.floor(Math.random() * ids.length)] as string
+/**
+ * The requests the scenarios make of one size's data, the same for every
+ * server: a fresh path (and body) per request, ids drawn at random.
+ */
+const requestsOf = ({ ids }: Size) => {
+  const randomId = () => ids[Math.floor(Math.random() * ids.length)] as string
+  return {
+    person: () => ({ path: `/person/${randomId()}` }),
+    people: () => ({ path: '/people?limit=100' }),
+    friends: () => ({ path: `/person/${randomId()}/friends` }),
+    graphqlPerson: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }),
+    graphqlPeople: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }),
+    newPerson: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${Math.random()}`, age: 30 }) }),
+    message: () => ({ path: '/message', body: JSON.stringify({ personId: randomId(), text: 'hello from the bench' }) })
+  }
+}
 
 /** A server process of the bench, on a port of its own. */
 interface Running { base: string, pid: number | undefined, child: ChildProcess }
@@ -188,19 +203,19 @@ const deepCursorOf = async (base: string, headers: Record<string, string>, peopl
 }
 
 const serviceScenarios = async (size: Size, { base, key }: Service): Promise<Scenario[]> => {
-  const randomId = randomIdOf(size)
+  const requests = requestsOf(size)
   const headers = { 'x-api-key': key }
   const json = { ...headers, 'content-type': 'application/json' }
   const deepCursor = await deepCursorOf(base, headers, size.people)
   return [
-    { name: 'GET /person/<id>', headers, reference: REFERENCE.person, request: () => ({ path: `/person/${randomId()}` }) },
-    { name: 'GET /people?limit=100', headers, reference: REFERENCE.people, request: () => ({ path: '/people?limit=100' }) },
+    { name: 'GET /person/<id>', headers, reference: REFERENCE.person, request: requests.person },
+    { name: 'GET /people?limit=100', headers, reference: REFERENCE.people, request: requests.people },
     { name: 'GET /people?limit=100 at 90% depth', headers, reference: REFERENCE.people, request: () => ({ path: `/people?limit=100&cursor=${deepCursor}` }) },
-    { name: 'GET /person/<id>/friends', headers, request: () => ({ path: `/person/${randomId()}/friends` }) },
-    { name: 'POST /person', method: 'POST', headers: json, request: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${Math.random()}`, age: 30 }) }) },
-    { name: 'POST /message', method: 'POST', headers: json, request: () => ({ path: '/message', body: JSON.stringify({ personId: randomId(), text: 'hello from the bench' }) }) },
-    { name: 'GraphQL person + friends(10)', headers, reference: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) },
-    { name: 'GraphQL people(100) x friends(10)', headers, reference: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }
+    { name: 'GET /person/<id>/friends', headers, request: requests.friends },
+    { name: 'POST /person', method: 'POST', headers: json, request: requests.newPerson },
+    { name: 'POST /message', method: 'POST', headers: json, request: requests.message },
+    { name: 'GraphQL person + friends(10)', headers, reference: REFERENCE.graphqlPerson, request: requests.graphqlPerson },
+    { name: 'GraphQL people(100) x friends(10)', headers, reference: REFERENCE.graphqlPeople, request: requests.graphqlPeople }
   ]
 }
 
@@ -226,29 +241,23 @@ try {
     // The references: what Fastify and better-sqlite3 (REST), and Mercurius
     // with its loaders and JIT (GraphQL), do on each file with nothing else on the path.
     await onEverySize(sizes, (size) => startHelper('./minimal-server.ts', '/people?limit=1', { DATABASE_FILE: size.databaseFile }), async (size) => {
-      const randomId = randomIdOf(size)
-      return [
-        { name: REFERENCE.person, request: () => ({ path: `/person/${randomId()}` }) },
-        { name: REFERENCE.people, request: () => ({ path: '/people?limit=100' }) }
-      ]
+      const requests = requestsOf(size)
+      return [{ name: REFERENCE.person, request: requests.person }, { name: REFERENCE.people, request: requests.people }]
     })
     await onEverySize(sizes, (size) => startHelper('./minimal-mercurius.ts', graphqlGet('{ people(limit: 1) { id } }'), { DATABASE_FILE: size.databaseFile }), async (size) => {
-      const randomId = randomIdOf(size)
-      return [
-        { name: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) },
-        { name: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }
-      ]
+      const requests = requestsOf(size)
+      return [{ name: REFERENCE.graphqlPerson, request: requests.graphqlPerson }, { name: REFERENCE.graphqlPeople, request: requests.graphqlPeople }]
     })
 
     await onEverySize(sizes, (size) => startService(size), serviceScenarios, (size, { pid }) => { size.serverRssMb = rssMbOf(pid!) })
     // The same GraphQL scenarios through the resolvers (the SQL plan off,
     // graphql-jit on), to show what building the JSON in the database gives.
     await onEverySize(sizes, (size) => startService(size, { GRAPHQL_SQL_PLAN: '0' }), async (size, { key }) => {
-      const randomId = randomIdOf(size)
+      const requests = requestsOf(size)
       const headers = { 'x-api-key': key }
       return [
-        { name: 'GraphQL person + friends(10), resolvers', headers, reference: REFERENCE.graphqlPerson, request: () => ({ path: graphqlGet(PERSON_WITH_FRIENDS, { id: randomId() }) }) },
-        { name: 'GraphQL people(100) x friends(10), resolvers', headers, reference: REFERENCE.graphqlPeople, request: () => ({ path: graphqlGet(PEOPLE_WITH_FRIENDS) }) }
+        { name: 'GraphQL person + friends(10), resolvers', headers, reference: REFERENCE.graphqlPerson, request: requests.graphqlPerson },
+        { name: 'GraphQL people(100) x friends(10), resolvers', headers, reference: REFERENCE.graphqlPeople, request: requests.graphqlPeople }
       ]
     })
 
