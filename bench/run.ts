@@ -86,8 +86,10 @@ const combineHalves = (name: string, [first, second]: [Result, Result]): Result 
 const measureSizes = async (targets: Target[]): Promise<Result[]> => {
   if (values.cold !== true) for (const { databaseFile } of targets) readThrough(databaseFile)
   if (warmup > 0) for (const { base, scenario } of targets) await run(base, scenario, warmup, connections)
-  const [only, ...others] = targets
-  if (only !== undefined && others.length === 0) return [await run(only.base, only.scenario, seconds, connections, only.pid)]
+  if (targets.length === 1) {
+    const { base, scenario, pid } = targets[0]!
+    return [await run(base, scenario, seconds, connections, pid)]
+  }
   const half = ({ base, scenario, pid }: Target) => run(base, scenario, seconds / 2, connections, pid)
   const firstHalves: Result[] = []
   for (const target of targets) firstHalves.push(await half(target))
