@@ -82,6 +82,29 @@ t.test('a read issued while a write is pending answers only once that write is d
   await written
 })
 
+t.test('a read issued while a transaction holds the connection answers once it ends, with its outcome', async (t) => {
+  const database = await sqliteFile(t)
+  const { people, unitOfWork } = createRepositories(database)
+  const person = personNamed('Inside')
+  let release = (): void => {}
+  const gate = new Promise<void>((resolve) => { release = resolve })
+  let inserted = (): void => {}
+  const insertedInside = new Promise<void>((resolve) => { inserted = resolve })
+  const work = unitOfWork.run(async (tx) => {
+    await tx.people.insert(person)
+    inserted()
+    await gate
+  })
+  await insertedInside
+  let answered = false
+  const read = people.findById(person.id).then((found) => { answered = true; return found })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  t.notOk(answered, 'the read waits while the transaction is open')
+  release()
+  await work
+  t.equal((await read)?.name, 'Inside', 'and then sees what it committed')
+})
+
 t.test('many concurrent transactions and writes all commit, each durable when it resolves', async (t) => {
   const database = await sqliteFile(t)
   const { people, friendships } = createRepositories(database)

@@ -52,6 +52,12 @@ export class GroupCommitDriver implements Driver {
   #commitDue = false
   /** The explicit transaction holding the connection; everyone else waits for it. */
   #held: { done: Promise<void>, release(): void } | undefined
+  /**
+   * Connections handed to Kysely and not yet released: queries issued and
+   * still on their way here. Kysely asks for the connection as a query is
+   * issued, so a direct read (`readNow`) issued after them waits its turn.
+   */
+  #inFlight = 0
 
   constructor (db: BetterSqlite3.Database, prepare: (sql: string) => Statement) {
     this.#db = db
@@ -63,10 +69,13 @@ export class GroupCommitDriver implements Driver {
   // Connections are views of the one database: exclusivity is per statement,
   // or per explicit transaction, enforced here rather than by a pool of one.
   async acquireConnection (): Promise<DatabaseConnection> {
+    this.#inFlight++
     return new GroupCommitConnection(this)
   }
 
-  async releaseConnection (): Promise<void> {}
+  async releaseConnection (): Promise<void> {
+    this.#inFlight--
+  }
 
   async beginTransaction (connection: DatabaseConnection): Promise<void> {
     while (this.#held !== undefined) await this.#held.done
@@ -128,6 +137,19 @@ export class GroupCommitDriver implements Driver {
     }
     await this.#committed()
     return result
+  }
+
+  /**
+   * A read-only statement's rows at once, when nothing stands before it: no
+   * query issued earlier still on its way, no explicit transaction holding
+   * the connection, no group waiting for its commit. Undefined otherwise, or
+   * for a statement that writes: the caller then goes through Kysely to
+   * `execute`, in the order queries were issued.
+   */
+  readNow (sql: string, parameters: unknown[]): unknown[] | undefined {
+    if (this.#inFlight > 0 || this.#held !== undefined || this.#open) return undefined
+    const statement = this.#prepare(sql)
+    return statement.readonly && statement.reader ? statement.all(parameters) : undefined
   }
 
   /** Opens the group transaction if none is open, committing on the next turn of the loop. */
@@ -224,10 +246,10 @@ class GroupCommitConnection implements DatabaseConnection {
   }
 }
 
-/** Kysely's SQLite dialect with the group-commit driver. */
-export const groupCommitDialect = (db: BetterSqlite3.Database, prepare: (sql: string) => Statement): Dialect => ({
+/** Kysely's SQLite dialect over a group-commit driver. */
+export const groupCommitDialect = (driver: GroupCommitDriver): Dialect => ({
   createAdapter: () => new SqliteAdapter(),
-  createDriver: () => new GroupCommitDriver(db, prepare),
+  createDriver: () => driver,
   createQueryCompiler: () => new SqliteQueryCompiler(),
   createIntrospector: (kysely: Kysely<unknown>) => new SqliteIntrospector(kysely)
 })

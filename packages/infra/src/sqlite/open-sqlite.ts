@@ -3,7 +3,8 @@ import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, type KyselyConfig } from 'kysely'
 import type { Database, DatabaseHandle } from '../database.js'
-import { groupCommitDialect } from './group-commit.js'
+import { readDirectly } from '../prepared-query.js'
+import { GroupCommitDriver, groupCommitDialect } from './group-commit.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL'
 
@@ -91,11 +92,11 @@ export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: Sqli
   // 20M friendship rows of a seed ran 1.5x as long; a helper thread for such
   // sorts takes another fifth off. (Lookups never sort: see the query plans.)
   database.pragma('threads = 2')
-  const db = new Kysely<Database>({
-    dialect: groupCommitDialect(database, cachedPrepare(database)),
-    ...(log ? { log } : {})
-  })
+  const driver = new GroupCommitDriver(database, cachedPrepare(database))
+  const db = new Kysely<Database>({ dialect: groupCommitDialect(driver), ...(log ? { log } : {}) })
   connections.set(db, database)
+  // Kysely logs only the queries that go through it.
+  if (!log) readDirectly(db, (sql, parameters) => driver.readNow(sql, parameters))
   return {
     db,
     dialect: 'sqlite',
