@@ -1,4 +1,4 @@
-import type { Compilable, Kysely, RawBuilder } from 'kysely'
+import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely'
 import type { Database } from './database.js'
 
 /*
@@ -27,6 +27,18 @@ export const readDirectly = (db: Kysely<Database>, readNow: ReadNow): void => {
   directReaders.set(db, readNow)
 }
 
+/**
+ * Reads a compiled query's rows: at once where `db` reads directly
+ * (`readDirectly`) and nothing is ahead of the query, through Kysely
+ * otherwise. `prepareQuery` reads with it; so does SQL made at run time and
+ * kept by its maker (the GraphQL selections' SQL).
+ */
+export const rowsReader = (db: Kysely<Database>) => {
+  const readNow = directReaders.get(db)
+  return async <Row>(compiled: CompiledQuery): Promise<Row[]> =>
+    (readNow?.(compiled.sql, compiled.parameters as unknown[]) as Row[] | undefined) ?? (await db.executeQuery<Row>(compiled)).rows
+}
+
 /** Stands for a value bound at each call of a prepared query, by name. */
 export const param = <T>(name: string): T => `${PLACEHOLDER}${name}` as T
 
@@ -40,13 +52,8 @@ export const prepareQuery = <Row, Params extends Record<string, unknown>>(db: Ky
     if (typeof value !== 'string' || !value.startsWith(PLACEHOLDER)) throw new Error(`a prepared query takes its values from param(), not ${String(value)}: ${compiled.sql}`)
     return value.slice(PLACEHOLDER.length)
   })
-  const viaKysely = async (parameters: unknown[]): Promise<Row[]> => (await db.executeQuery<Row>({ ...compiled, parameters })).rows
-  const readNow = directReaders.get(db)
-  if (readNow === undefined) return async (params: Params): Promise<Row[]> => viaKysely(names.map((name) => params[name]))
-  return async (params: Params): Promise<Row[]> => {
-    const parameters = names.map((name) => params[name])
-    return (readNow(compiled.sql, parameters) as Row[] | undefined) ?? viaKysely(parameters)
-  }
+  const read = rowsReader(db)
+  return async (params: Params): Promise<Row[]> => read<Row>({ ...compiled, parameters: names.map((name) => params[name]) })
 }
 
 /** `prepareQuery` for hand-written SQL (`sql` template), whose values are all `param()`s. */

@@ -2,6 +2,7 @@ import type { PersonProjections, PersonSelection } from '@people-service/domain'
 import { CompiledQuery, type Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { translateErrors } from '../database-errors.js'
+import { rowsReader } from '../prepared-query.js'
 import { peoplePageSql, personByIdSql } from './projection-sql.js'
 
 /** SQLite hands the JSON over as text; PostgreSQL's driver parses a json column. */
@@ -36,8 +37,9 @@ export const sqlPersonProjections = (db: Kysely<Database>, dialect: Dialect): Pe
   // PostgreSQL's parsed value back to text: key order is the selection's, as
   // json_build_object wrote it, and the text compact, as JSON.stringify writes.
   const text = (json: JsonColumn): string => typeof json === 'string' ? json : JSON.stringify(json)
+  const read = rowsReader(db)
   const rowsOf = async (query: string, parameters: readonly unknown[]): Promise<Array<{ json: JsonColumn }>> =>
-    (await db.executeQuery<{ json: JsonColumn }>(CompiledQuery.raw(query, [...parameters]))).rows
+    read<{ json: JsonColumn }>(CompiledQuery.raw(query, [...parameters]))
 
   return translateErrors({
     async findJson (id, selection) {
