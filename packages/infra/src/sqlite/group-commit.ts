@@ -54,7 +54,8 @@ export class GroupCommitDriver implements Driver {
   #held: { done: Promise<void>, release(): void } | undefined
   /**
    * Connections handed to Kysely and not yet released: queries issued and
-   * still on their way here. Kysely asks for the connection as a query is
+   * still on their way here. Once Kysely has initialised the driver (at the
+   * first query: the migrations) it asks for the connection as a query is
    * issued, so a direct read (`readNow`) issued after them waits its turn.
    */
   #inFlight = 0
