@@ -150,7 +150,7 @@ export class GroupCommitDriver implements Driver {
   readNow (sql: string, parameters: unknown[]): unknown[] | undefined {
     if (this.#inFlight > 0 || this.#held !== undefined || this.#open) return undefined
     const statement = this.#prepare(sql)
-    return statement.readonly && statement.reader ? statement.all(parameters) : undefined
+    return statement.readonly ? run(statement, parameters).rows : undefined
   }
 
   /** Opens the group transaction if none is open, committing on the next turn of the loop. */
