@@ -2,24 +2,24 @@
 # People Service: build with the dev toolchain, run with production dependencies only.
 
 FROM node:24-slim AS build
-# better-sqlite3 compiles from source when no prebuilt binary matches.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages ./packages
-RUN npm ci --no-audit --no-fund && npx tsc -b packages/server
+# The compiler needs no install scripts: they would build better-sqlite3-12,
+# the dev dependency for Node 20 machines, and the test runner's plugins.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npx tsc -b packages/server
 
 FROM node:24-slim AS production-dependencies
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/domain/package.json packages/domain/
 COPY packages/infra/package.json packages/infra/
 COPY packages/http/package.json packages/http/
 COPY packages/server/package.json packages/server/
-# --ignore-scripts skips the root `prepare` (a test-runner step); the one
-# native module is then built explicitly.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+# --ignore-scripts skips the root `prepare` (a test-runner step). The one
+# native module, better-sqlite3 13, ships prebuilt Node-API binaries: no
+# compiler in the image.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:24-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATABASE_URL=sqlite:/data/people.db

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3'
+// The same SQLite binding as the service's (see packages/infra/src/sqlite/better-sqlite3.ts).
+import { BetterSqlite3 as Database } from '@people-service/infra'
 import Fastify from 'fastify'
 import mercurius, { type IResolvers, type MercuriusLoaders } from 'mercurius'
 

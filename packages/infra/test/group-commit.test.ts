@@ -1,7 +1,6 @@
 import t from 'tap'
-import BetterSqlite3 from 'better-sqlite3'
 import { uuidv7Generator, type Person } from '@people-service/domain'
-import { createRepositories } from '@people-service/infra'
+import { BetterSqlite3, createRepositories } from '@people-service/infra'
 import { sqliteFile } from './helper.js'
 
 /*

@@ -1,9 +1,8 @@
 import t from 'tap'
-import BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'kysely'
 import type { PersonSelection } from '@people-service/domain'
 import { repositoryContract } from '@people-service/domain/testing'
-import { createDatabase, createRepositories, migrateTo, migrateToLatest, sharedSetting } from '@people-service/infra'
+import { BetterSqlite3, createDatabase, createRepositories, migrateTo, migrateToLatest, sharedSetting } from '@people-service/infra'
 import type { Teardown } from '@people-service/infra/testing'
 import { sqliteFile } from './helper.js'
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { BetterSqlite3 } from '@people-service/infra'
 import { createPostgresDatabase } from '@people-service/infra/testing'
 import { adminHeaders, startServerProcess, type ServerProcess } from './server-process.js'
 

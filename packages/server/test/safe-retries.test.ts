@@ -1,6 +1,6 @@
 import { join } from 'node:path'
-import BetterSqlite3 from 'better-sqlite3'
 import t, { type Test } from 'tap'
+import { BetterSqlite3 } from '@people-service/infra'
 import { createPostgresDatabase } from '@people-service/infra/testing'
 import { call, login, start, tempDatabaseUrl } from './helper.js'
 import { adminHeaders, startServerProcess } from './server-process.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import BetterSqlite3 from 'better-sqlite3'
+import { BetterSqlite3 } from '@people-service/infra'
 import { ADMIN_PASSWORD, call, JWT_SECRET, login, start, tempDatabaseUrl } from './helper.js'
 
 t.test('the first admin: generated password printed once, never again', async (t) => {
