@@ -26,7 +26,10 @@ const DIALECTS: Record<Dialect, JsonFunctions> = {
     // the order of `from`: its friendship range, a co-routine in friend_pk
     // order, is the outer loop of the join (the friend is found by pk for
     // each), so an ORDER BY in the aggregate would only add a sort per owner.
-    array: (element, from) => `(select json_group_array(${element}) from ${from})`,
+    // JSONB, a blob the enclosing json_object embeds as JSON: since SQLite
+    // 3.54 a scalar subquery's value loses the JSON subtype of
+    // json_group_array's text, which json_object would then quote as a string.
+    array: (element, from) => `(select jsonb_group_array(${element}) from ${from})`,
     emptyArray: 'json_array()',
     placeholder: () => '?'
   },
@@ -89,9 +92,6 @@ class ProjectionCompiler {
     const people = summaryOnly(selection) ? personSummaries(this.#dialect, friend) : `person ${friend}`
     const from = `(select friend_pk from friendship where person_pk = ${owner}.pk order by friend_pk limit ${limit}) ${link} ` +
       `join ${people} on ${friend}.pk = ${link}.friend_pk`
-    // SQLite: the scalar subquery's value keeps its JSON subtype, so the
-    // enclosing json_object embeds the array as it is, unparsed (the
-    // repository contract would see an array quoted as a string otherwise).
     return this.#json.array(this.person(friend, selection), from, `${link}.friend_pk`)
   }
 }
