@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import t from 'tap'
 
 /*
- * better-sqlite3 12 aborts the process on Node 24.19 and later when the
+ * better-sqlite3 12 aborts the process on Node 24 when the
  * garbage collector frees one of its statements outside a JavaScript call
  * (see src/sqlite/better-sqlite3.ts). The server drops statements all the
  * time (the statement cache evicts, every pragma prepares one), so processes

@@ -8,13 +8,14 @@ const isModuleNotFound = (error: unknown): boolean =>
 
 /**
  * The SQLite binding for this runtime. better-sqlite3 13 binds through
- * Node-API 10 (Node 22.14 and later, 24): up to 12 it wraps its objects the
- * way Node 24.19 and later abort on when the garbage collector frees a
- * statement or a database ("Assertion failed: (env) != nullptr"), which the
- * server did within seconds of its first requests. A runtime without Node-API
- * 10 (Node 20, on development machines that have nothing newer) gets 12 from
- * the dev dependencies, under the name `better-sqlite3-12`; a production
- * install on such a runtime stops here and says why.
+ * Node-API 10 (Node 22.14 and later, 24). Up to 12 it wraps its objects in
+ * a way Node 24 aborts on when the garbage collector frees a statement or a
+ * database ("Assertion failed: (env) != nullptr"; 24.4, 24.12, 24.18 and
+ * 24.21 tried): the server died seconds after it started on a large file.
+ * A runtime without Node-API 10 (Node 20, on development machines that have
+ * nothing newer) gets 12 from the dev dependencies, under the name
+ * `better-sqlite3-12`; a production install on such a runtime stops here
+ * and says why.
  */
 const load = (): typeof Binding => {
   if (Number(process.versions.napi) >= 10) return require('better-sqlite3') as typeof Binding
