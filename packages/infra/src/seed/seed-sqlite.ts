@@ -1,4 +1,4 @@
-import type BetterSqlite3 from 'better-sqlite3'
+import type { SqliteConnection } from '../sqlite/better-sqlite3.js'
 import { chunks, holdingLast, PERSON_COLUMNS, type SeedPlan } from './seed-plan.js'
 
 /*
@@ -17,8 +17,6 @@ import { chunks, holdingLast, PERSON_COLUMNS, type SeedPlan } from './seed-plan.
  * - a large page cache for the length of the seed; WAL as always.
  */
 
-type Connection = BetterSqlite3.Database
-
 // Under SQLite's limit on bound parameters (32,766) at 13 columns.
 const ROWS_PER_INSERT = 500
 // People per INSERT … SELECT of friendships or messages: small enough for a
@@ -29,7 +27,7 @@ const PEOPLE_PER_STATEMENT = 20_000
 const SEED_CACHE_KIB = 1024 * 1024
 
 /** Waits for the handle's group commit to end, so the seed's transactions are its own. */
-const idle = async (connection: Connection): Promise<void> => {
+const idle = async (connection: SqliteConnection): Promise<void> => {
   for (let turns = 0; connection.inTransaction; turns++) {
     if (turns > 1000) throw new Error('the database stays in a transaction: seed through a handle nothing else is using')
     await new Promise((resolve) => setImmediate(resolve))
@@ -37,7 +35,7 @@ const idle = async (connection: Connection): Promise<void> => {
 }
 
 /** One table's load in one transaction: stopped anywhere, it leaves the table as it was. */
-const transaction = async (connection: Connection, body: () => Promise<void>): Promise<void> => {
+const transaction = async (connection: SqliteConnection, body: () => Promise<void>): Promise<void> => {
   connection.exec('begin immediate')
   try {
     await body()
@@ -73,7 +71,7 @@ const breathe = async (): Promise<void> => new Promise((resolve) => setImmediate
  * makes them) took 95 µs each before, 53 after (39 and 35 at 100k); the
  * merge takes 0.6 s.
  */
-const setAsideFullTextUpkeep = (connection: Connection, table: string): (() => void) => {
+const setAsideFullTextUpkeep = (connection: SqliteConnection, table: string): (() => void) => {
   const indexes = connection.prepare(`select name from sqlite_master where type = 'table'
     and sql like '%using fts5(%' and sql like ?`).pluck().all(`%content='${table}'%`) as string[]
   const triggers = (connection.prepare('select name, sql from sqlite_master where type = \'trigger\' and tbl_name = ?')
@@ -90,7 +88,7 @@ const setAsideFullTextUpkeep = (connection: Connection, table: string): (() => v
 }
 
 /** Loads the people after those already there; returns the key of the first. */
-const loadPeople = async (connection: Connection, plan: SeedPlan): Promise<number> => {
+const loadPeople = async (connection: SqliteConnection, plan: SeedPlan): Promise<number> => {
   const base = connection.prepare('select coalesce(max(pk), 0) + 1 from person').pluck().get() as number
   const tuple = `(${PERSON_COLUMNS.map(() => '?').join(', ')})`
   const insertOf = (rows: number) => connection.prepare(`insert into person (${PERSON_COLUMNS.join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`)
@@ -116,7 +114,7 @@ const loadPeople = async (connection: Connection, plan: SeedPlan): Promise<numbe
 }
 
 /** Every person's friends, both ways, computed from the pattern by SQL: no row crosses into JavaScript. */
-const loadFriendships = async (connection: Connection, plan: SeedPlan, base: number): Promise<void> => {
+const loadFriendships = async (connection: SqliteConnection, plan: SeedPlan, base: number): Promise<void> => {
   const n = plan.people
   const { deltas, pairNeighbours, friendships } = plan.pattern
   // The offsets inline, as a VALUES list: a quarter less time than json_each(?)
@@ -147,7 +145,7 @@ const loadFriendships = async (connection: Connection, plan: SeedPlan, base: num
  * (RFC 9562, method 1), so they increase in insertion order, then 32 random
  * bits.
  */
-const loadMessages = async (connection: Connection, plan: SeedPlan, base: number): Promise<void> => {
+const loadMessages = async (connection: SqliteConnection, plan: SeedPlan, base: number): Promise<void> => {
   const total = plan.people * plan.messagesPerPerson
   if (total === 0) return
   // The id's first 14 characters are the millisecond's, the same for all.
@@ -171,7 +169,7 @@ const loadMessages = async (connection: Connection, plan: SeedPlan, base: number
 }
 
 /** Seeds through the SQLite connection under a handle; see the recipe above. */
-export const seedSqlite = async (connection: Connection, plan: SeedPlan): Promise<void> => {
+export const seedSqlite = async (connection: SqliteConnection, plan: SeedPlan): Promise<void> => {
   await idle(connection)
   const foreignKeys = connection.pragma('foreign_keys', { simple: true }) as number
   const cacheSize = connection.pragma('cache_size', { simple: true }) as number

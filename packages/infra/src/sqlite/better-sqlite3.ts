@@ -29,3 +29,7 @@ const load = (): typeof Binding => {
 
 /** better-sqlite3's Database constructor: the one way this project opens a SQLite file. */
 export const BetterSqlite3: typeof Binding = load()
+
+/** A connection of the binding, and one of its prepared statements. */
+export type SqliteConnection = Binding.Database
+export type SqliteStatement = ReturnType<SqliteConnection['prepare']>

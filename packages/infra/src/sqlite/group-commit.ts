@@ -1,4 +1,3 @@
-import type BetterSqlite3 from 'better-sqlite3'
 import {
   SqliteAdapter,
   SqliteIntrospector,
@@ -10,8 +9,7 @@ import {
   type Kysely,
   type QueryResult
 } from 'kysely'
-
-type Statement = ReturnType<BetterSqlite3.Database['prepare']>
+import type { SqliteConnection, SqliteStatement } from './better-sqlite3.js'
 
 interface Waiter {
   resolve(): void
@@ -43,8 +41,8 @@ const TRANSACTION = 'kysely_transaction'
  *   acknowledged.
  */
 export class GroupCommitDriver implements Driver {
-  readonly #db: BetterSqlite3.Database
-  readonly #prepare: (sql: string) => Statement
+  readonly #db: SqliteConnection
+  readonly #prepare: (sql: string) => SqliteStatement
   /** Writes done in the open group, waiting for its COMMIT. */
   #waiters: Waiter[] = []
   #open = false
@@ -60,7 +58,7 @@ export class GroupCommitDriver implements Driver {
    */
   #inFlight = 0
 
-  constructor (db: BetterSqlite3.Database, prepare: (sql: string) => Statement) {
+  constructor (db: SqliteConnection, prepare: (sql: string) => SqliteStatement) {
     this.#db = db
     this.#prepare = prepare
   }
@@ -224,7 +222,7 @@ export class GroupCommitDriver implements Driver {
   }
 }
 
-const run = (statement: Statement, parameters: unknown[]): QueryResult<unknown> => {
+const run = (statement: SqliteStatement, parameters: unknown[]): QueryResult<unknown> => {
   if (statement.reader) return { rows: statement.all(parameters) }
   const { changes } = statement.run(parameters)
   return { numAffectedRows: BigInt(changes), rows: [] }

@@ -1,10 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type Binding from 'better-sqlite3'
 import { Kysely, type KyselyConfig } from 'kysely'
 import type { Database, DatabaseHandle } from '../database.js'
 import { readDirectly } from '../prepared-query.js'
-import { BetterSqlite3 } from './better-sqlite3.js'
+import { BetterSqlite3, type SqliteConnection, type SqliteStatement } from './better-sqlite3.js'
 import { GroupCommitDriver, groupCommitDialect } from './group-commit.js'
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL'
@@ -33,9 +32,7 @@ export const SQLITE_MAX_MMAP_MB = 2047
 /** The page cache of every connection, in KiB (see openSqlite). */
 const SQLITE_CACHE_KIB = 64 * 1024
 
-type Statement = ReturnType<Binding.Database['prepare']>
-
-const connections = new WeakMap<Kysely<Database>, Binding.Database>()
+const connections = new WeakMap<Kysely<Database>, SqliteConnection>()
 
 /**
  * The connection under a SQLite handle, for bulk work that Kysely's one
@@ -43,15 +40,15 @@ const connections = new WeakMap<Kysely<Database>, Binding.Database>()
  * only hold outside a transaction, statements prepared once and run a
  * million times. Only while nothing else uses the handle.
  */
-export const sqliteConnectionOf = (db: Kysely<Database>): Binding.Database | undefined => connections.get(db)
+export const sqliteConnectionOf = (db: Kysely<Database>): SqliteConnection | undefined => connections.get(db)
 
 /**
  * Kysely's SQLite driver prepares every query anew; better-sqlite3 statements
  * can be reused, which saves the parse and plan on every request. Statements
  * run one at a time on the single connection, so sharing is safe.
  */
-const cachedPrepare = (database: Binding.Database, size = 500): (sql: string) => Statement => {
-  const cache = new Map<string, Statement>()
+const cachedPrepare = (database: SqliteConnection, size = 500): (sql: string) => SqliteStatement => {
+  const cache = new Map<string, SqliteStatement>()
   return (sql) => {
     let statement = cache.get(sql)
     if (statement === undefined) {
