@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { parseArgs } from 'node:util'
-import { benchApiKey, benchServerEnv, freePort, MAIN, printRows, saveResults, seedBenchDatabase, stopProcess } from './lib.js'
+import { benchApiKey, benchServerEnv, freePort, printRows, saveResults, seedBenchDatabase, SERVER_ARGS, stopProcess } from './lib.js'
 
 /*
  * npm run bench:instructions -- [--people 100000] [--friends 20] [--warmup 2000] [--requests 2000]
@@ -88,7 +88,7 @@ const startUnderCallgrind = async (outDir: string, databaseUrl: string, adminPas
   const child = spawn('valgrind', [
     '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes',
     `--callgrind-out-file=${join(outDir, 'callgrind.out')}`,
-    process.execPath, MAIN
+    process.execPath, ...SERVER_ARGS
   ], {
     env: {
       ...process.env,

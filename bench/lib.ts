@@ -224,6 +224,9 @@ export const saveResults = (name: string, data: unknown): string => {
 
 export const MAIN = new URL('../packages/server/dist/main.js', import.meta.url).pathname
 
+/** Node's arguments for the real server, as `npm start` and the Dockerfile run it (docs/OPERATIONS.md, memory). */
+export const SERVER_ARGS = ['--max-semi-space-size=16', MAIN]
+
 /**
  * The environment of the real server as the benchmarks run it: production
  * mode, logs at warn, authentication on, rate limits high enough not to interfere.
@@ -252,7 +255,7 @@ export const serviceSettingsFromEnv = (env: NodeJS.ProcessEnv = process.env): Re
 export const startBenchServer = async (databaseUrl: string, adminPassword: string, extra: Record<string, string> = {}) => {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  const server = await startProcess([MAIN], { ...benchServerEnv(port, databaseUrl, adminPassword), ...extra }, `${base}/health/ready`)
+  const server = await startProcess(SERVER_ARGS, { ...benchServerEnv(port, databaseUrl, adminPassword), ...extra }, `${base}/health/ready`)
   return { base, server }
 }
 
