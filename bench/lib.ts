@@ -222,10 +222,8 @@ export const saveResults = (name: string, data: unknown): string => {
   return file.pathname
 }
 
-export const MAIN = new URL('../packages/server/dist/main.js', import.meta.url).pathname
-
 /** Node's arguments for the real server, as `npm start` and the Dockerfile run it (docs/OPERATIONS.md, memory). */
-export const SERVER_ARGS = ['--max-semi-space-size=16', MAIN]
+export const SERVER_ARGS = ['--max-semi-space-size=16', new URL('../packages/server/dist/main.js', import.meta.url).pathname]
 
 /**
  * The environment of the real server as the benchmarks run it: production

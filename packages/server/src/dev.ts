@@ -13,7 +13,8 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 
 const loop = startDevLoop({
   compiler: { command: process.execPath, args: [tsc, '-b', 'packages/server', '--watch', '--preserveWatchOutput'] },
-  program: { command: process.execPath, args: ['packages/server/dist/main.js'] },
+  // The same node flags as `npm start` (docs/OPERATIONS.md, memory).
+  program: { command: process.execPath, args: ['--max-semi-space-size=16', 'packages/server/dist/main.js'] },
   cwd: root
 })
 
