@@ -20,7 +20,7 @@ export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositorie
   messages: kyselyMessageRepository(db, dialect),
   accounts: kyselyAccountRepository(db, dialect),
   apiKeys: kyselyApiKeyRepository(db),
-  apiKeyUsage: kyselyApiKeyUsageRepository(db),
+  apiKeyUsage: kyselyApiKeyUsageRepository(db, dialect),
   idempotency: kyselyIdempotencyRepository(db),
   unitOfWork: kyselyUnitOfWork(db, dialect)
 })

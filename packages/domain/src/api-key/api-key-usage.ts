@@ -11,7 +11,11 @@ export interface UsageCount extends DailyUsage {
 
 /** Port: stored request counts per key and day. */
 export interface ApiKeyUsageRepository {
-  /** Adds the counts to those stored (creating rows as needed), all or nothing. */
+  /**
+   * Adds the counts to those stored (creating rows as needed), all or
+   * nothing. Counts of a key that no longer exists (its account was deleted
+   * after they were counted) are dropped: a deleted key has no usage to show.
+   */
   add(counts: readonly UsageCount[]): Promise<void>
   /** One key's counts, oldest day first. */
   byDay(keyId: string): Promise<DailyUsage[]>

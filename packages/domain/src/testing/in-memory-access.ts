@@ -108,12 +108,18 @@ export const inMemoryApiKeyRepository = (): ApiKeyRepository & { removeOwnedBy(o
 
 export const inMemoryApiKeyUsageRepository = (): ApiKeyUsageRepository & { remove(keyIds: string[]): void } => {
   const usage = new Map<string, Map<string, number>>()
+  // Keys whose account was deleted: their counts go nowhere, as the databases' foreign key has it.
+  const removed = new Set<string>()
   return {
     remove (keyIds) {
-      for (const id of keyIds) usage.delete(id)
+      for (const id of keyIds) {
+        usage.delete(id)
+        removed.add(id)
+      }
     },
     async add (counts) {
       for (const { keyId, day, requests } of counts) {
+        if (removed.has(keyId)) continue
         const days = usage.get(keyId) ?? new Map<string, number>()
         days.set(day, (days.get(day) ?? 0) + requests)
         usage.set(keyId, days)

@@ -417,6 +417,21 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'usage counted for a key deleted since is dropped; the rest of the batch is stored',
+    async run ({ accounts, apiKeys, apiKeyUsage }) {
+      const [gone, stays] = [account(), account()]
+      for (const a of [gone!, stays!]) await accounts.insert(a)
+      const [goneKey, staysKey] = [apiKey(gone!.id), apiKey(stays!.id)]
+      for (const k of [goneKey!, staysKey!]) await apiKeys.insert(k)
+      await accounts.changeExclusively((tx) => tx.delete(gone!.id))
+      // An instance counted requests of the key before its account went.
+      await apiKeyUsage.add([{ keyId: goneKey!.id, day: '2026-11-22', requests: 3 }, { keyId: staysKey!.id, day: '2026-11-22', requests: 2 }])
+      await apiKeyUsage.add([{ keyId: goneKey!.id, day: '2026-11-23', requests: 1 }])
+      assert.deepEqual(await apiKeyUsage.byDay(staysKey!.id), [{ day: '2026-11-22', requests: 2 }])
+      assert.deepEqual(await apiKeyUsage.byDay(goneKey!.id), [])
+    }
+  },
+  {
     name: 'projections are the JSON of what the repositories read, byte for byte, friends in list order',
     async run ({ people, friendships, projections }) {
       const names = ['Zoë "Z" O\'Brien 😀', 'tab\tnewline\n', 'back\\slash \u2028', 'control \u0001\u001f\u007f']
