@@ -6,6 +6,7 @@ import { inProcessMessageBus, type MessageBus } from './graphql/message-bus.js'
 import { registerGraphQL } from './graphql/plugin.js'
 import { SUBSCRIPTION_DEFAULTS, type SubscriptionSettings } from './graphql/subscriptions/socket-sessions.js'
 import { installAccess, type AccessOptions } from './plugins/access.js'
+import { clientErrorHandler } from './plugins/client-errors.js'
 import { installClosingHeader } from './plugins/closing.js'
 import { answerRouterError, installErrorHandling } from './plugins/errors.js'
 import { installJsonBody } from './plugins/json-body.js'
@@ -115,6 +116,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     requestTimeout: options.timeouts?.requestMs ?? 30_000,
     http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
     frameworkErrors: answerRouterError,
+    clientErrorHandler: clientErrorHandler(SECURITY_HEADERS),
     trustProxy: options.trustProxy ?? false
   }).withTypeProvider<TypeBoxTypeProvider>()
 
