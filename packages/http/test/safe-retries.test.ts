@@ -159,6 +159,7 @@ t.test('If-None-Match with the current tag is 304 without a body; with an old on
     const res = await api.inject({ url, headers: { 'if-none-match': ifNoneMatch } })
     t.equal(res.statusCode, 304, ifNoneMatch)
     t.equal(res.body, '', 'no body')
+    t.equal(res.headers['content-length'], undefined, 'no length of a body it does not have')
     t.equal(res.headers.etag, etag)
   }
   const changed = await api.inject({ method: 'PATCH', url, payload: { age: 37 } })
@@ -176,10 +177,13 @@ t.test('If-Match that does not name the current tag: 412 PRECONDITION_FAILED, an
   const old = created.headers.etag as string
   const current = (await api.inject({ method: 'PATCH', url, payload: { age: 37 } })).headers.etag as string
   const before = await api.inject(url)
-  for (const [method, body] of [['POST', { age: 1 }], ['PUT', { age: 2 }], ['PATCH', { age: 3 }], ['DELETE', undefined]] as const) {
+  const id = created.json().id as string
+  const writes = [['POST', url, { age: 1 }], ['PUT', url, { age: 2 }], ['PATCH', url, { age: 3 }], ['DELETE', url, undefined],
+    ['POST', '/person', { id, age: 4 }]] as const
+  for (const [method, path, body] of writes) {
     for (const ifMatch of [old, `W/${current}`, '"nonsense"', 'not-a-tag']) {
-      const res = await api.inject({ method, url, headers: { 'if-match': ifMatch }, ...(body ? { payload: body } : {}) })
-      t.equal(res.statusCode, 412, `${method} If-Match: ${ifMatch}`)
+      const res = await api.inject({ method, url: path, headers: { 'if-match': ifMatch }, ...(body ? { payload: body } : {}) })
+      t.equal(res.statusCode, 412, `${method} ${path === url ? url : `${path} with the id in the body`} If-Match: ${ifMatch}`)
       t.match(res.json(), { statusCode: 412, error: 'Precondition Failed', code: 'PRECONDITION_FAILED' })
     }
   }
@@ -191,6 +195,9 @@ t.test('If-Match that does not name the current tag: 412 PRECONDITION_FAILED, an
   t.equal(matched.statusCode, 200, 'a list holding the current tag matches')
   t.equal(matched.json().age, 50)
   t.equal((await api.inject({ method: 'PUT', url, headers: { 'if-match': '*' }, payload: { age: 51 } })).statusCode, 200, '* matches any person')
+  const byBody = await api.inject({ method: 'POST', url: '/person', headers: { 'if-match': (await api.inject(url)).headers.etag as string }, payload: { id, age: 52 } })
+  t.equal(byBody.statusCode, 200, 'POST /person with the id in the body and the current tag')
+  t.equal(byBody.json().age, 52)
   t.equal((await api.inject({ method: 'PATCH', url: `/person/${UNKNOWN}`, headers: { 'if-match': old }, payload: { age: 1 } })).statusCode, 404, 'no person: 404 whatever the condition')
   const tag = (await api.inject(url)).headers.etag as string
   const deleted = await api.inject({ method: 'DELETE', url, headers: { 'if-match': tag } })
@@ -245,7 +252,8 @@ t.test('the OpenAPI document lists the headers and statuses of safe retries and 
   const headersOf = (operation: { parameters?: Array<{ in: string, name: string }> }) =>
     (operation.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name)
   const create = doc.paths['/person'].post
-  t.same(headersOf(create), ['idempotency-key'])
+  t.same(headersOf(create), ['idempotency-key', 'if-match'], 'POST /person: Idempotency-Key to create, If-Match to update')
+  t.equal(create.responses['412']?.content['application/json'].schema.$ref, '#/components/schemas/Error', 'POST /person: 412 with the error schema')
   // Besides the headers every answer carries (X-Request-Id, RateLimit-*, Cache-Control: plugins/openapi.ts).
   const carries = (response: { headers: Record<string, unknown> }, names: string[]) => names.filter((name) => !(name in response.headers))
   t.same(carries(create.responses['201'], ['ETag', 'Idempotent-Replayed', 'Location']), [], 'POST /person 201: ETag, Idempotent-Replayed, Location')

@@ -6,7 +6,7 @@ import { clientHasCurrent, etagOf, versionConditionOf } from '../conditional/ent
 import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
 import { EXAMPLES } from '../schemas/examples.js'
-import { ConditionalReadHeaders, ConditionalWriteHeaders, CreateHeaders } from '../schemas/headers.schemas.js'
+import { ConditionalReadHeaders, ConditionalWriteHeaders, CreateOrUpdateHeaders } from '../schemas/headers.schemas.js'
 import {
   DeletedPersonSchema, PersonCreateOrUpdateSchema, PersonIdParams, PersonPatchSchema, PersonSchema
 } from '../schemas/person.schemas.js'
@@ -45,7 +45,8 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
     const etag = etagOf(person)
     reply.header('etag', etag)
     const ifNoneMatch = request.headers['if-none-match']
-    if (ifNoneMatch !== undefined && clientHasCurrent(ifNoneMatch, etag)) return reply.code(304).send(null)
+    // No payload at all: a null one would be serialized and its length announced on a response that has no body.
+    if (ifNoneMatch !== undefined && clientHasCurrent(ifNoneMatch, etag)) return reply.code(304).send()
     return person
   })
 
@@ -57,18 +58,19 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       tags: ['people'],
       summary: 'Create a person, or update one when the body has an id',
       description: 'Idempotency-Key applies to creation: a repeat gets the first answer again. ' +
-        'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422.',
-      headers: CreateHeaders,
+        'A repeat while the first still runs is 409 (with Retry-After); the same key with another body is 422. ' +
+        'If-Match applies to an update: 412, and nothing changed, when the person is no longer at that ETag.',
+      headers: CreateOrUpdateHeaders,
       body: PersonCreateOrUpdateSchema,
       response: {
         200: documented(PersonRef, { description: 'Updated (the body had an id): the person', example: EXAMPLES.person, headers: ['ETag'] }),
         201: documented(PersonRef, { description: 'Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key)', example: EXAMPLES.person, headers: ['Location', 'ETag', 'Idempotent-Replayed'] }),
-        ...errorResponses(400, 404, 401, 403, 409, 422, 429)
+        ...errorResponses(400, 404, 401, 403, 409, 412, 422, 429)
       }
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
-    if (id !== undefined) return tagged(reply, await useCases.updatePerson(id, fields))
+    if (id !== undefined) return tagged(reply, await useCases.updatePerson(id, fields, versionConditionOf(request.headers['if-match'])))
     const input = { ...fields, name: fields.name ?? '' }
     const key = request.headers['idempotency-key']
     if (key === undefined) {

@@ -26,3 +26,6 @@ export const ConditionalReadHeaders = Type.Object({
 export const ConditionalWriteHeaders = Type.Object({
   'if-match': Type.Optional(Type.String({ description: 'The ETag the change is meant for: 412 PRECONDITION_FAILED, and nothing changed, when the person is no longer at it' }))
 })
+
+/** POST /person: Idempotency-Key when it creates, If-Match when the body's id makes it an update. */
+export const CreateOrUpdateHeaders = Type.Composite([CreateHeaders, ConditionalWriteHeaders])
