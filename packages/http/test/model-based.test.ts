@@ -73,7 +73,7 @@ const friendsOf = (m: Model, id: string): Summary[] =>
 /** Newest first: the reverse of the order they were sent in. */
 const inboxOf = (m: Model, id: string): MessageJson[] => m.messages.filter((message) => message.personId === id).reverse()
 
-/** Case-insensitive substring; an empty needle is no filter. */
+/** Case-insensitive substring. */
 const listOf = (m: Model, needle = ''): Summary[] =>
   [...m.people.values()].filter((p) => p.name.toLowerCase().includes(needle.toLowerCase())).map(summary).sort(byId)
 
@@ -438,9 +438,18 @@ const chunks = <T>(items: T[], size: number): T[][] =>
   items.length === 0 ? [[]] : Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
 
 const agreeOnList = async (m: Model, real: Real, limit: number, name?: string): Promise<void> => {
+  const query = 'query ($name: String) { people(limit: 1000, name: $name) { id name } }'
+  if (name === '') {
+    // A name filter is 1–200 characters, in REST as in GraphQL.
+    const rest = await real.api.inject(`/people?limit=${limit}&name=`)
+    assert.equal(rest.statusCode, 400, `GET /people?name= : ${rest.body}`)
+    assert.equal(rest.json().code, 'VALIDATION_FAILED')
+    const { status, body } = await graphql(real.api, postGraphQL(query, { name }))
+    assert.equal(status, 400, `GraphQL people(name: ""): ${JSON.stringify(body)}`)
+    return
+  }
   assert.deepEqual(await pagesOf(real, limit, name), chunks(listOf(m, name), limit), `GET /people?limit=${limit}&name=${String(name)}, page by page`)
-  // REST's empty ?name= filters nothing; GraphQL says that with null (its name: is 1-200 characters).
-  const { body } = await graphql(real.api, postGraphQL('query ($name: String) { people(limit: 1000, name: $name) { id name } }', { name: name === '' ? null : name ?? null }))
+  const { body } = await graphql(real.api, postGraphQL(query, { name: name ?? null }))
   assert.deepEqual(body, { data: { people: listOf(m, name) } }, `GraphQL people(name: ${JSON.stringify(name)})`)
 }
 

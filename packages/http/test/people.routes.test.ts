@@ -47,6 +47,11 @@ t.test('GET /people?name= filters case-insensitively and keeps the filter in the
   t.match(next, /name=ada/)
   t.same((await api.inject(next!)).json().map((p: { name: string }) => p.name), ['ADA King'])
   t.same((await api.inject('/people?name=%00')).json(), [], 'no name holds U+0000')
+  for (const name of ['', 'a'.repeat(201)]) {
+    const refused = await api.inject(`/people?name=${name}`)
+    t.equal(refused.statusCode, 400, `a filter of ${name.length} characters: 1–200, as GraphQL's people(name:)`)
+    t.match(refused.json(), { code: 'VALIDATION_FAILED', message: /name/ })
+  }
 })
 
 t.test('the next link keeps a name filter with spaces, & and non-ASCII letters as the client sent it', async (t) => {

@@ -160,17 +160,36 @@ t.test('a burst of parallel guesses gets no more password checks than the budget
 
 t.test('behind a trusted proxy the login limit counts by the client, never by an address the client names', async (t) => {
   const limits = { loginMax: 1, loginWindowMs: 60_000 }
-  const fromProxy = (app: Awaited<ReturnType<typeof build>>['app'], client: string) => app.inject({
-    method: 'POST', url: '/auth/login', payload: { username: 'ada', password: 'wrong password' }, remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': client }
+  const fromProxy = (app: Awaited<ReturnType<typeof build>>['app'], client: string, username: string) => app.inject({
+    method: 'POST', url: '/auth/login', payload: { username, password: 'wrong password' }, remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': client }
   })
+  // One failure per username: what runs out is the address's budget, 5 × 1.
+  const spray = async (app: Awaited<ReturnType<typeof build>>['app'], client: string, from: number, count: number) => {
+    const statuses: number[] = []
+    for (let i = from; i < from + count; i++) statuses.push((await fromProxy(app, client, `user-${i}`)).statusCode)
+    return statuses
+  }
   const proxied = (await build(t, { trustProxy: ['10.0.0.0/8'], access: { limits } })).app
-  t.equal((await fromProxy(proxied, '203.0.113.7')).statusCode, 401)
-  t.equal((await fromProxy(proxied, '203.0.113.7')).statusCode, 429, 'one client spent its budget')
-  t.equal((await fromProxy(proxied, '198.51.100.9')).statusCode, 401, 'another client behind the same proxy still gets answers')
+  t.same(await spray(proxied, '203.0.113.7', 0, 6), [401, 401, 401, 401, 401, 429], 'one client spent its address\'s budget')
+  t.same(await spray(proxied, '198.51.100.9', 10, 1), [401], 'another client behind the same proxy still gets answers')
 
   const direct = (await build(t, { access: { limits } })).app
-  t.equal((await fromProxy(direct, '203.0.113.7')).statusCode, 401)
-  t.equal((await fromProxy(direct, '198.51.100.9')).statusCode, 429, 'without a trusted proxy, X-Forwarded-For buys no fresh budget')
+  t.same(await spray(direct, '203.0.113.7', 0, 5), [401, 401, 401, 401, 401])
+  t.same(await spray(direct, '198.51.100.9', 10, 1), [429], 'without a trusted proxy, X-Forwarded-For buys no fresh budget')
+})
+
+t.test('guessing one username from many addresses is limited per username; other usernames still get answers', async (t) => {
+  const { app } = await build(t, { access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
+  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  const attempt = (username: string, password: string, remoteAddress: string) =>
+    app.inject({ method: 'POST', url: '/auth/login', payload: { username, password }, remoteAddress })
+  const statuses: number[] = []
+  for (let i = 1; i <= 5; i++) statuses.push((await attempt('ada', `guess ${i}`, `198.51.100.${i}`)).statusCode)
+  t.same(statuses, [401, 401, 401, 429, 429], 'a fresh address buys no fresh guesses at the same username')
+  const blocked = await attempt('ada', PASSWORD, '198.51.100.99')
+  t.equal(blocked.statusCode, 429, 'not even the right password, until the window ends')
+  t.match(blocked.json().message, /too many failed logins for this username/)
+  t.equal((await attempt('grace', 'whatever', '198.51.100.1')).statusCode, 401, 'another username from a guessing address is still answered')
 })
 
 t.test('a charge of several units is paid whole, or refused with 429 before the budget goes below zero, charging nothing', async (t) => {

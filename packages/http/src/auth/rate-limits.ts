@@ -7,7 +7,7 @@ export interface RateLimitSettings {
   /** Requests per window per caller; 0 switches per-caller limits off. */
   max: number
   windowMs: number
-  /** Failed logins per window per client address and username; 0 switches the login limit off. */
+  /** Failed logins per window per username (per client address: LOGIN_ADDRESS_FACTOR times as many); 0 switches the login limit off. */
   loginMax: number
   loginWindowMs: number
   /** An ioredis client: counters shared by every instance. Absent: in-process counters. */
@@ -138,7 +138,7 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
     else show(reply, firstMax, first, now)
   }
 
-  // Login attempts running on this instance, per address and per address + username.
+  // Login attempts running on this instance, per address and per username.
   const running = new Map<string, number>()
   const join = (line: string): number => {
     const ahead = running.get(line) ?? 0
@@ -171,30 +171,34 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
 
     async guardLogin (request, reply, username, attempt) {
       if (loginMax === 0) return attempt()
+      // Guessing one account's password is bounded per username whatever the
+      // number of addresses it comes from; an address as a whole gets more
+      // (addressMax), so a busy office behind it is not locked out by a few
+      // colleagues' typos.
       const address = `address:${request.ip}`
-      const pair = `pair:${request.ip}:${username}`
+      const account = `username:${username}`
       // Attempts still running have not been counted yet: without this, a
       // burst of parallel guesses would all read the same count and all be
       // let through. Each takes its place in line synchronously, before any
       // await, and is let through only while the budget covers those ahead.
       const addressPlace = join(address)
-      const pairPlace = join(pair)
+      const accountPlace = join(account)
       try {
-        const read = logins.charge(address, addressMax, pair, loginMax, 0)
+        const read = logins.charge(address, addressMax, account, loginMax, 0)
         const counted = read instanceof Promise ? await tallyOf(request, read) : read
         if (counted !== undefined) {
           const now = Date.now()
-          const { first: fromAddress, second: forPair = fromAddress } = counted
+          const { first: fromAddress, second: forAccount = fromAddress } = counted
           if (addressMax - fromAddress.used <= addressPlace) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', now)
-          if (loginMax - forPair.used <= pairPlace) refuse(reply, loginMax, forPair, loginWindowMs, 1, 'too many failed logins for this username', now)
+          if (loginMax - forAccount.used <= accountPlace) refuse(reply, loginMax, forAccount, loginWindowMs, 1, 'too many failed logins for this username', now)
         }
         return await attempt()
       } catch (error) {
-        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await tallyOf(request, logins.charge(address, addressMax, pair, loginMax, 1))
+        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await tallyOf(request, logins.charge(address, addressMax, account, loginMax, 1))
         throw error
       } finally {
         leave(address)
-        leave(pair)
+        leave(account)
       }
     }
   }

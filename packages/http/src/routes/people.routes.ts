@@ -27,7 +27,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
     const { limit, cursor, name } = request.query
     // The page comes as the JSON array it is answered with, built by the
     // database: a string with a JSON content type is sent as it is.
-    const page = await useCases.listPeopleJson({ limit, ...(cursor !== undefined ? { cursor } : {}), ...(name ? { name } : {}) })
+    const page = await useCases.listPeopleJson({ limit, ...(cursor !== undefined ? { cursor } : {}), ...(name !== undefined ? { name } : {}) })
     linkNext(request, reply, page.next)
     return sendJsonText(reply, page.json)
   })

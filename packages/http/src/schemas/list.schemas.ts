@@ -10,7 +10,8 @@ const Cursor = Type.String({ maxLength: 512, description: 'from the Link rel="ne
 export const PeopleQuery = Type.Object({
   limit: limit(LIST_LIMITS.people),
   cursor: Type.Optional(Cursor),
-  name: Type.Optional(Type.String({ maxLength: 200, description: 'case-insensitive substring of the name' }))
+  // 1–200 characters, as GraphQL's people(name:) (the contract gives both the same limit).
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'case-insensitive substring of the name, 1–200 characters' }))
 }, { additionalProperties: false })
 
 export const FriendsQuery = Type.Object({
