@@ -41,11 +41,22 @@ export const isDomainError = (error: unknown): error is DomainError =>
 export const validationError = (field: string, message: string): DomainError =>
   new DomainError('VALIDATION_FAILED', `${field} ${message}`, field)
 
+/** Longest id quoted whole in a message: every id the service issues is 36 characters. */
+const QUOTED_ID_LENGTH = 64
+
+/**
+ * An id as a message quotes it: whole when it could be one, else its start.
+ * Whatever a client sends as an id (a GraphQL variable can hold a megabyte)
+ * comes back no longer than this.
+ */
+const quotedId = (id: string): string =>
+  id.length <= QUOTED_ID_LENGTH ? JSON.stringify(id) : `${JSON.stringify(id.slice(0, QUOTED_ID_LENGTH))}… (${id.length} characters)`
+
 export const personNotFound = (id: string): DomainError =>
-  new DomainError('PERSON_NOT_FOUND', `no person with id ${JSON.stringify(id)}`)
+  new DomainError('PERSON_NOT_FOUND', `no person with id ${quotedId(id)}`)
 
 export const messageNotFound = (id: string): DomainError =>
-  new DomainError('MESSAGE_NOT_FOUND', `no message with id ${JSON.stringify(id)}`)
+  new DomainError('MESSAGE_NOT_FOUND', `no message with id ${quotedId(id)}`)
 
 export const unauthenticated = (message = 'credentials are required: send Authorization: Bearer <token> or X-API-Key: <key>'): DomainError =>
   new DomainError('UNAUTHENTICATED', message)
@@ -53,12 +64,12 @@ export const unauthenticated = (message = 'credentials are required: send Author
 export const forbidden = (message: string): DomainError => new DomainError('FORBIDDEN', message)
 
 export const apiKeyNotFound = (id: string): DomainError =>
-  new DomainError('API_KEY_NOT_FOUND', `no API key with id ${JSON.stringify(id)}`)
+  new DomainError('API_KEY_NOT_FOUND', `no API key with id ${quotedId(id)}`)
 
 export const preconditionFailed = (id: string): DomainError =>
   new DomainError('PRECONDITION_FAILED', `the person ${JSON.stringify(id)} has changed since the version named; read it again`)
 export const accountNotFound = (id: string): DomainError =>
-  new DomainError('ACCOUNT_NOT_FOUND', `no account with id ${JSON.stringify(id)}`)
+  new DomainError('ACCOUNT_NOT_FOUND', `no account with id ${quotedId(id)}`)
 
 export const lastAdmin = (): DomainError =>
   new DomainError('LAST_ADMIN', 'the last enabled admin cannot be deleted, disabled or given another role')

@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createUseCases, type MessageEvents, type Ports } from '@people-service/domain'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -8,7 +9,7 @@ import { SUBSCRIPTION_DEFAULTS, type SubscriptionSettings } from './graphql/subs
 import { installAccess, type AccessOptions } from './plugins/access.js'
 import { clientErrorHandler } from './plugins/client-errors.js'
 import { installClosingHeader } from './plugins/closing.js'
-import { answerRouterError, installErrorHandling } from './plugins/errors.js'
+import { answerBadUrl, installErrorHandling } from './plugins/errors.js'
 import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
 import { installRequestDurations, registerMetrics, type MetricsOptions } from './plugins/metrics.js'
@@ -109,13 +110,17 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     logger,
     bodyLimit: LIMITS.bodyBytes,
     genReqId: requestIdOf,
-    // Path segments longer than this cannot be ids: the router answers 404.
-    routerOptions: { maxParamLength: 200 },
+    // No cap of the router's own on a path segment (find-my-way's default is
+    // 100 characters): Node's parser bounds the request line, and a segment
+    // too long to be an id reaches its route, which authenticates the caller
+    // before it answers 404. A cap here answered 404 before any credentials
+    // were asked for, telling anyone which routes exist.
+    routerOptions: { maxParamLength: maxHeaderSize },
     // A client that trickles its request in holds a socket: bounded, and
     // checked every second rather than Node's default 30 s.
     requestTimeout: options.timeouts?.requestMs ?? 30_000,
     http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
-    frameworkErrors: answerRouterError,
+    frameworkErrors: answerBadUrl(SECURITY_HEADERS),
     clientErrorHandler: clientErrorHandler(SECURITY_HEADERS),
     trustProxy: options.trustProxy ?? false
   }).withTypeProvider<TypeBoxTypeProvider>()

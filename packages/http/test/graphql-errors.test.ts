@@ -31,6 +31,15 @@ t.test('a domain error reaches the client with the code REST shows, data null wh
   }
 })
 
+t.test('an id of a megabyte is answered PERSON_NOT_FOUND quoting its start, not echoed whole', async (t) => {
+  const { api } = await build(t)
+  const id = 'x'.repeat(1_000_000)
+  const { status, body } = await graphql(api, postGraphQL('mutation ($id: ID!) { deletePerson(id: $id) }', { id }))
+  t.equal(status, 200)
+  t.same(codesOf(body), ['PERSON_NOT_FOUND'])
+  t.equal(body.errors?.[0]?.message, `no person with id "${'x'.repeat(64)}"… (1000000 characters)`)
+})
+
 t.test('a query that does not parse or validate is 400 with every error, and no data', async (t) => {
   const { api } = await build(t)
   const parse = await graphql(api, getGraphQL('{ people { name }'))

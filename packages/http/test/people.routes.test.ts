@@ -87,6 +87,19 @@ t.test('GET /person/<id> returns the whole person', async (t) => {
   t.match(body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
 })
 
+t.test('a path segment too long to be an id: 401 without credentials, as on every protected route; 404 with them, quoting the id\'s start only', async (t) => {
+  const { app, api } = await build(t)
+  const id = 'x'.repeat(5000)
+  for (const url of [`/person/${id}`, `/person/${id}/friends`, `/message/${id}`, `/users/${id}`, `/api-keys/${id}/usage`, `/nowhere/${id}`]) {
+    const anonymous = await app.inject(url)
+    t.equal(anonymous.statusCode, 401, `${url.slice(0, 20)}…: 401, whether the route exists or not`)
+    t.equal(anonymous.headers['x-content-type-options'], 'nosniff')
+  }
+  const found = await api.inject(`/person/${id}`)
+  t.equal(found.statusCode, 404)
+  t.equal(found.json().message, `no person with id "${'x'.repeat(64)}"… (5000 characters)`)
+})
+
 t.test('an id that names nothing, or is not well formed, is 404 JSON', async (t) => {
   const { api } = await build(t)
   for (const id of ['01a1fe78-fcb4-7000-a350-7afc4e244c67', 'not-an-id', 'x'.repeat(300), '%00']) {

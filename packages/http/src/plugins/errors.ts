@@ -35,15 +35,16 @@ export const clientErrorOf = (error: FastifyError): { status: number, code: stri
 }
 
 /**
- * Errors the router raises before any route or hook runs: a path segment too
- * long to be an id names nothing (404); a URL that does not decode is a
- * malformed request (400).
+ * The router's one error of its own (with no cap on path segments): a URL
+ * whose percent-encoding does not decode is malformed (400). It comes before
+ * any hook runs, so the headers every response carries are set here.
  */
-export const answerRouterError = (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-  const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 404 : 400
-  const message = status === 404 ? `no route ${request.method} ${request.url.slice(0, 80)}…` : 'the URL is not valid'
-  reply.code(status).header('x-request-id', request.id).send(errorBody(status, message, status === 404 ? 'ROUTE_NOT_FOUND' : 'BAD_URL'))
-}
+export const answerBadUrl = (headers: ReadonlyArray<readonly [string, string]>) =>
+  (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    reply.header('x-request-id', request.id)
+    for (const [name, value] of headers) reply.header(name, value)
+    reply.code(400).send(errorBody(400, 'the URL is not valid', 'BAD_URL'))
+  }
 
 /**
  * One error handler for the whole app: domain errors by the status table,
