@@ -136,6 +136,8 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   // included): its onRoute check must see every one of them, and gives each
   // its own hook.
   const access = await installAccess(app, options.ports, options.access)
+  // Before any route as well: the docs', /metrics' and CORS' get their 405s too.
+  const methods = trackMethods(app)
   // Before any route too, so that every route gets its latency series.
   const durations = installRequestDurations(app)
   await registerCors(app, { origins: options.corsOrigins ?? [] })
@@ -144,7 +146,6 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await registerMetrics(app, durations, options.metrics ?? {})
   for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
-  const methods = trackMethods(app)
   const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
   await app.register(healthRoutes, { ready })

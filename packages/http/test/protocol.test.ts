@@ -31,6 +31,27 @@ t.test('every documented path answers 405 with Allow for every method it does no
   t.equal((await api.inject({ method: 'DELETE', url: '/people' })).headers.allow, 'GET, HEAD', 'the example of docs/API.md')
 })
 
+t.test('methods beyond the usual ones, and the operational paths, get 405 with Allow too', async (t) => {
+  const { api } = await build(t)
+  const cases = [
+    ['PROPFIND', '/people', 'GET, HEAD'],
+    ['SEARCH', '/people', 'GET, HEAD'],
+    ['PURGE', '/person/01a1fe78-fcb4-7000-a350-7afc4e244c67', 'GET, HEAD, POST, PUT, PATCH, DELETE'],
+    ['MKCOL', '/message', 'POST'],
+    ['DELETE', '/metrics', 'GET'],
+    ['HEAD', '/metrics', 'GET'],
+    ['POST', '/openapi.json', 'GET, HEAD'],
+    ['DELETE', '/docs', 'GET, HEAD']
+  ] as const
+  for (const [method, url, allow] of cases) {
+    const res = await api.inject({ method, url })
+    t.equal(res.statusCode, 405, `${method} ${url}`)
+    t.equal(res.headers.allow, allow, `${method} ${url}: Allow`)
+    if (method !== 'HEAD') t.match(res.json(), { statusCode: 405, code: 'METHOD_NOT_ALLOWED' })
+  }
+  t.equal((await api.inject({ method: 'PROPFIND', url: '/nowhere' })).statusCode, 404, 'an unknown path is 404 whatever the method')
+})
+
 t.test('unknown paths are 404 JSON, whatever the method', async (t) => {
   const { api } = await build(t)
   for (const [method, url] of [['GET', '/'], ['GET', '/persons'], ['POST', '/people/1/2/3'], ['DELETE', '/nothing']] as const) {

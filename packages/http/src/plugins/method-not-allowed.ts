@@ -1,36 +1,41 @@
-import type { FastifyInstance, HTTPMethods } from 'fastify'
+import { METHODS } from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import { errorBody } from './errors.js'
 
-const ANSWERED: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
+/** The methods of the API, in the order an Allow header lists them. */
+const COMMON = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
+
+/**
+ * Every method Node's parser lets through (it refuses others before Fastify
+ * sees them), but CONNECT, which Node hands to its own event, never to a route.
+ */
+const ANSWERED = [...COMMON, ...METHODS.filter((method) => method !== 'CONNECT' && !COMMON.includes(method))]
 
 /**
  * Fastify answers 404 for a known path with a method it does not offer; the
- * contract says 405 with an Allow header. Collects every route as it is
- * added, then (call `close()` after the last route) registers, per path, one
- * route for the remaining methods.
+ * contract says 405 with an Allow header. Teaches the router every method it
+ * does not know yet (PROPFIND, SEARCH, …: otherwise 404 on any path), collects
+ * every route as it is added, then (call `close()` after the last route)
+ * registers, per path, one route for the remaining methods. Call it before
+ * the first route.
  */
 export const trackMethods = (app: FastifyInstance) => {
-  const offered = new Map<string, Set<string>>()
+  for (const method of ANSWERED) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method)
+  const paths = new Set<string>()
   app.addHook('onRoute', (route) => {
-    if (route.config?.methodNotAllowed) return
-    const methods = offered.get(route.url) ?? new Set<string>()
-    for (const method of [route.method].flat()) methods.add(method)
-    offered.set(route.url, methods)
+    if (!route.config?.methodNotAllowed) paths.add(route.url)
   })
   return {
-    /** The route table so far: path → methods offered, HEAD included where GET is. */
-    table (): Map<string, string[]> {
-      return new Map([...offered].map(([url, methods]) => {
-        const all = new Set(methods)
-        if (all.has('GET')) all.add('HEAD')
-        return [url, ANSWERED.filter((m) => all.has(m))]
-      }))
-    },
     close (): void {
-      for (const [url, methods] of this.table()) {
-        const missing = ANSWERED.filter((m) => !methods.includes(m))
-        if (missing.length === 0 || url === '*') continue
-        const allow = methods.join(', ')
+      for (const url of paths) {
+        if (url === '*') continue
+        // Asked of the router rather than of the routes seen: a plugin's root
+        // route under a prefix is served at '/docs' and '/docs/', and
+        // Fastify tells of only some of what it registers there.
+        const allowed = ANSWERED.filter((method) => app.hasRoute({ method, url }))
+        const missing = ANSWERED.filter((method) => !allowed.includes(method))
+        if (missing.length === 0) continue
+        const allow = allowed.join(', ')
         app.route({
           method: missing,
           url,
