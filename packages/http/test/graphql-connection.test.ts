@@ -69,6 +69,8 @@ t.test('cursors are interchangeable with GET /people, both ways', async (t) => {
   const garbage = await graphql(api, getGraphQL(PAGE, { after: 'garbage' }))
   t.equal(garbage.status, 200)
   t.same(garbage.body.errors?.map((e) => e.extensions?.code), ['INVALID_CURSOR'], 'a cursor this service did not issue: the code REST gives')
+  t.equal(garbage.body.errors?.[0]?.extensions?.field, 'after', 'naming the argument as peopleConnection calls it')
+  t.match(garbage.body.errors?.[0]?.message, /^after /)
 })
 
 t.test('peopleConnection counts in the cost model like people', async (t) => {

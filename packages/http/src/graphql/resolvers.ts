@@ -1,5 +1,5 @@
 import {
-  cursorAfterPerson, isDomainError, personNotFound, type ListPeopleInput, type Message, type Person, type PersonSummary
+  cursorAfterPerson, DomainError, isDomainError, personNotFound, type ListPeopleInput, type Message, type Person, type PersonSummary
 } from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
 import mercurius, { type MercuriusContext } from 'mercurius'
@@ -25,6 +25,12 @@ const onlyFor = mercurius.withFilter(
 const given = <T>(value: T | null | undefined): T | undefined => value ?? undefined
 
 /** A lookup whose miss is `null` in the answer rather than an error. */
+/** peopleConnection calls its cursor `after`: an unreadable one is reported as that argument, not as REST's `cursor`. */
+const asAfter = (error: unknown): never => {
+  if (isDomainError(error) && error.code === 'INVALID_CURSOR') throw new DomainError('INVALID_CURSOR', 'after is not a cursor this service issued', 'after')
+  throw error
+}
+
 const orNull = async <T>(lookup: Promise<T>, missing: string): Promise<T | null> => {
   try {
     return await lookup
@@ -102,7 +108,7 @@ export const resolvers: Resolvers = {
     // The page of GET /people: an edge's cursor is the one the page after it
     // would have, so endCursor is REST's `next` when there is one.
     peopleConnection: async (_, { first, after, name }, { useCases }) => {
-      const page = await useCases.listPeople(listInput(first, after, name))
+      const page = await useCases.listPeople(listInput(first, after, name)).catch(asAfter)
       const edges = page.items.map((node) => ({ cursor: cursorAfterPerson(node.id), node }))
       return { edges, pageInfo: { hasNextPage: page.next !== undefined, endCursor: edges.at(-1)?.cursor ?? null } }
     },
