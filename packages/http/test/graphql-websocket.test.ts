@@ -98,6 +98,10 @@ const live = async (client: Client, id: string, send: () => Promise<unknown>): P
   throw new Error(`subscription ${id} never received a message`)
 }
 
+/** What is left of a caller's budget, as its next request shows it (that request counted). */
+const remainingOf = async (url: string, credentials: Headers): Promise<number> =>
+  Number((await fetch(`${url}/people?limit=1`, { headers: credentials })).headers.get('ratelimit-remaining'))
+
 /** Resolves with how the connection was closed, or 'open' after `ms`. */
 const closedWithin = (client: Client, ms: number): Promise<Closed | 'open'> =>
   Promise.race([client.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), ms))])
@@ -117,7 +121,7 @@ t.test('a connection that sends no connection_init is closed 4408; the deadline 
 
 t.test('every subscribe is charged to the caller\'s budget before its document is even read', async (t) => {
   const { app, url, admin } = await realServer(t)
-  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 3 })
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 4 })
   const credentials = { 'x-api-key': key['x-api-key'] }
   const client = await connect(t, url)
   await client.init(credentials)
@@ -126,7 +130,7 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
   t.match(await client.errorsOf('1'), [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
   client.subscribe('2', 'subscription {')
   t.match(await client.errorsOf('2'), [{ extensions: { code: 'GRAPHQL_PARSE_FAILED' } }])
-  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 200, 'the third request of three')
+  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 200, 'the fourth request of four: the connection, two subscribes, this one')
   t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 429, 'refused subscriptions were charged: the budget is spent')
 
   // A megabyte of document (half a million tokens) from a caller past its
@@ -168,20 +172,39 @@ t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMI
 
   client.subscribe('1', costly, { p: ada })
   await live(client, '1', () => sendMessage(url, admin, ada, 'hello'))
-  t.equal(await remaining(), '17', '30 - 12 for the subscribe - 1 for this request')
+  t.equal(await remaining(), '16', '30 - 1 for the connection - 12 for the subscribe - 1 for this request')
   client.subscribe('2', costly, { p: ada })
   await live(client, '2', () => sendMessage(url, admin, ada, 'hello'))
-  t.equal(await remaining(), '4')
+  t.equal(await remaining(), '3')
 
   client.subscribe('3', costly, { p: ada })
   t.match(await client.errorsOf('3'), [{
-    message: /rate limit exceeded for this API key: 30 requests per 60 s; this costs 11 and 3 are left/,
+    message: /rate limit exceeded for this API key: 30 requests per 60 s; this costs 11 and 2 are left/,
     extensions: { code: 'RATE_LIMITED', retryAfter: Number }
   }])
-  t.equal(await remaining(), '2', 'the refused subscribe took one request (reading it), not its cost')
+  t.equal(await remaining(), '1', 'the refused subscribe took one request (reading it), not its cost')
   await sendMessage(url, admin, ada, 'after the refusal')
   await client.next((m) => m.id === '1' && JSON.stringify(m.payload).includes('after the refusal'))
   t.notOk(client.messages.some((m) => m.id === '3' && m.type === 'next'), 'the refused subscription never listened')
+})
+
+t.test('a connection_init that authenticates counts one request; past the budget it is refused as bad credentials are, with RATE_LIMITED', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 3 })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  for (let n = 0; n < 2; n++) await (await connect(t, url)).init(credentials)
+  t.equal(await remainingOf(url, credentials), 0, 'two connections and this request spent the budget of three')
+
+  const refused = await connect(t, url)
+  refused.send({ type: 'connection_init', payload: credentials })
+  t.match(await refused.next(), {
+    type: 'connection_error',
+    payload: { message: /^rate limit exceeded for this API key: 3 requests per 60 s; retry in \d+ s$/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }
+  })
+  t.same(await closedWithin(refused, 3000), { code: 4403, reason: 'Forbidden' }, 'closed as a connection with bad credentials is')
+  t.notOk(refused.messages.some((m) => m.type === 'connection_ack'), 'never acknowledged')
+  const usage = await app.inject({ method: 'GET', url: `/api-keys/${key.id}/usage`, headers: admin })
+  t.equal(usage.json<{ total: number }>().total, 4, 'each connection_init is in the key\'s usage, as a request is, the refused one too')
 })
 
 t.test('a revoked key\'s connection is closed 4403 within 5 s, and cannot subscribe again meanwhile', async (t) => {

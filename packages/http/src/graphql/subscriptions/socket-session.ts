@@ -39,9 +39,9 @@ const textOf = (data: unknown): string => {
 const isUnauthenticated = (error: unknown): boolean => isDomainError(error) && error.code === 'UNAUTHENTICATED'
 
 /** A budget's refusal as the client hears it: RATE_LIMITED, and when to retry. Anything else is thrown on. */
-const rateLimited = (error: unknown): GraphQLFormattedError[] => {
+const rateLimited = (error: unknown): GraphQLFormattedError => {
   if (!(error instanceof RateLimitedError)) throw error
-  return [{ message: error.message, extensions: { code: error.code, retryAfter: error.retryAfter } }]
+  return { message: error.message, extensions: { code: error.code, retryAfter: error.retryAfter } }
 }
 
 export type Authenticate = (credentials: SocketCredentials) => Promise<Caller>
@@ -56,7 +56,8 @@ const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.som
  * subscriptions, and trusts a connection's credentials from then on. Here:
  *
  * - `connection_init` within `initTimeoutMs` (else 4408), once (else 4429),
- *   with credentials that authenticate (else connection_error and 4403);
+ *   with credentials that authenticate and a budget that pays one request
+ *   for it (else connection_error and 4403);
  * - every subscribe authenticates its connection's credentials anew (4403
  *   when they no longer do), is charged to the caller's budget, counts
  *   against `maxPerCaller`, and passes the pipeline's checks (pipeline.ts), all
@@ -179,14 +180,26 @@ export class SocketSession {
       if (!isUnauthenticated(error)) throw error
     }
     if (this.#closed) return
-    if (credentials === undefined || caller === undefined) {
-      this.request.log.debug('GraphQL subscription connection refused')
-      this.#send({ type: 'connection_error', payload: { message: 'Forbidden' } })
-      return this.close(CLOSE.forbidden)
+    if (credentials === undefined || caller === undefined) return this.#refuse({ message: 'Forbidden' })
+    // Opening a connection is a request like any other: one from the budget
+    // (and in a key's usage), else one key could hold any number of
+    // authenticated connections for nothing.
+    try {
+      await this.#deps.access.charge(this.request, caller)
+    } catch (error) {
+      return this.#refuse(rateLimited(error))
     }
+    if (this.#closed) return
     this.#authenticated(credentials, caller)
     this.#deps.opened(this)
     this.screened.deliver(text)
+  }
+
+  /** Refuses the connection at `connection_init`: no `connection_ack`, the reason, and 4403. */
+  #refuse (payload: GraphQLFormattedError): void {
+    this.request.log.debug({ code: payload.extensions?.code }, 'GraphQL subscription connection refused')
+    this.#send({ type: 'connection_error', payload })
+    this.close(CLOSE.forbidden)
   }
 
   async #subscribe (message: ClientMessage): Promise<void> {
@@ -215,7 +228,7 @@ export class SocketSession {
     try {
       await this.#deps.access.charge(this.request, caller)
     } catch (error) {
-      return rateLimited(error)
+      return [rateLimited(error)]
     }
     const account = caller.accountId
     const full = this.#tooMany(account)
@@ -227,7 +240,7 @@ export class SocketSession {
     try {
       await chargeCost(checked, (units) => this.#deps.access.limits.charge(this.request, undefined, caller, units))
     } catch (error) {
-      return rateLimited(error)
+      return [rateLimited(error)]
     }
     // Closed while waiting on the budget: #ended has released its places already.
     if (this.#closed) return []
