@@ -207,7 +207,8 @@ t.test('a subscription is authorized through the policy table, and counts agains
       [{ message: 'Subscription.messageSent needs the people:read scope', extensions: { code: 'FORBIDDEN' } }], `a key with ${scopes.join(' ')}`)
   }
 
-  const limited = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 2 })
+  // The connection counts one request, each subscribe another.
+  const limited = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 3 })
   const client = wsClient(t, url, { 'x-api-key': limited['x-api-key'] })
   const sub = 'subscription { messageSent { text } }'
   for (let n = 1; n <= 2; n++) {
@@ -219,7 +220,7 @@ t.test('a subscription is authorized through the policy table, and counts agains
   const rest = await fetch(`${url}/people`, { headers: { 'x-api-key': limited['x-api-key'] } })
   t.equal(rest.status, 429, 'one budget for REST, GraphQL and subscriptions')
   const usage = await app.inject({ method: 'GET', url: `/api-keys/${limited.id}/usage`, headers: admin })
-  t.equal(usage.json<{ total: number }>().total, 4, 'each subscription counted in the key\'s usage, as the REST request was')
+  t.equal(usage.json<{ total: number }>().total, 5, 'the connection and each subscription counted in the key\'s usage, as the REST request was')
 })
 
 /*

@@ -86,17 +86,33 @@ const createPerson = async (url: string, credentials: Headers, name = 'Ada'): Pr
   return ((await response.json()) as { id: string }).id
 }
 
-/** Sends messages to `personId` until subscription `id` has one (graphql-ws never acknowledges a subscription). */
-const live = async (client: Client, id: string, send: () => Promise<unknown>): Promise<void> => {
+/** Sends until the server answers a message that matches; the message. */
+const sendUntil = async (client: Client, matches: (message: ServerMessage) => boolean, send: () => Promise<unknown>): Promise<ServerMessage> => {
   for (let attempt = 0; attempt < 50; attempt++) {
     await send()
     try {
-      await client.next((m) => m.id === id && m.type === 'next', 100)
-      return
+      return await client.next(matches, 100)
     } catch {}
   }
-  throw new Error(`subscription ${id} never received a message`)
+  throw new Error(`no such message after 50 sends; got ${JSON.stringify(client.messages)}`)
 }
+
+/** Sends messages to `personId` until subscription `id` has one (graphql-ws never acknowledges a subscription). */
+const live = async (client: Client, id: string, send: () => Promise<unknown>): Promise<void> => {
+  await sendUntil(client, (m) => m.id === id && m.type === 'next', send)
+}
+
+/** The texts of the events subscription `id` received, in order. */
+const textsOf = (client: Client, id: string): string[] => client.messages
+  .filter((m) => m.id === id && m.type === 'next')
+  .map((m) => (m.payload as { data: { messageSent: { text: string } } }).data.messageSent.text)
+
+/** What is left of a caller's budget, as its next request shows it (that request counted). */
+const remainingOf = async (url: string, credentials: Headers): Promise<number> =>
+  Number((await fetch(`${url}/people?limit=1`, { headers: credentials })).headers.get('ratelimit-remaining'))
+
+// A message's person, 100 of their friends and 10 of each one's: 1 + 100 + 100·10 = 1,101, 12 requests.
+const COSTLY = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 10) { name } } } } }'
 
 /** Resolves with how the connection was closed, or 'open' after `ms`. */
 const closedWithin = (client: Client, ms: number): Promise<Closed | 'open'> =>
@@ -117,7 +133,7 @@ t.test('a connection that sends no connection_init is closed 4408; the deadline 
 
 t.test('every subscribe is charged to the caller\'s budget before its document is even read', async (t) => {
   const { app, url, admin } = await realServer(t)
-  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 3 })
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 4 })
   const credentials = { 'x-api-key': key['x-api-key'] }
   const client = await connect(t, url)
   await client.init(credentials)
@@ -126,7 +142,7 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
   t.match(await client.errorsOf('1'), [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
   client.subscribe('2', 'subscription {')
   t.match(await client.errorsOf('2'), [{ extensions: { code: 'GRAPHQL_PARSE_FAILED' } }])
-  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 200, 'the third request of three')
+  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 200, 'the fourth request of four: the connection, two subscribes, this one')
   t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 429, 'refused subscriptions were charged: the budget is spent')
 
   // A megabyte of document (half a million tokens) from a caller past its
@@ -159,29 +175,141 @@ t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMI
   const { app, url, admin } = await realServer(t)
   const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 30 })
   const credentials = { 'x-api-key': key['x-api-key'] }
-  const remaining = async () => (await fetch(`${url}/people?limit=1`, { headers: credentials })).headers.get('ratelimit-remaining')
   const client = await connect(t, url)
   await client.init(credentials)
-  // A message's person, 100 of their friends and 10 of each one's: 1 + 100 + 100·10 = 1,101, 12 requests.
-  const costly = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 10) { name } } } } }'
   const ada = await createPerson(url, admin)
+  // One connection's messages are handled in order: once the ping is answered, the subscribe before it was charged.
+  const handled = async () => {
+    client.send({ type: 'ping' })
+    await client.next((m) => m.type === 'pong')
+  }
 
-  client.subscribe('1', costly, { p: ada })
-  await live(client, '1', () => sendMessage(url, admin, ada, 'hello'))
-  t.equal(await remaining(), '17', '30 - 12 for the subscribe - 1 for this request')
-  client.subscribe('2', costly, { p: ada })
-  await live(client, '2', () => sendMessage(url, admin, ada, 'hello'))
-  t.equal(await remaining(), '4')
+  client.subscribe('1', COSTLY, { p: ada })
+  await handled()
+  t.equal(await remainingOf(url, credentials), 16, '30 - 1 for the connection - 12 for the subscribe - 1 for this request')
+  client.subscribe('2', COSTLY, { p: ada })
+  await handled()
+  t.equal(await remainingOf(url, credentials), 3)
 
-  client.subscribe('3', costly, { p: ada })
+  client.subscribe('3', COSTLY, { p: ada })
   t.match(await client.errorsOf('3'), [{
-    message: /rate limit exceeded for this API key: 30 requests per 60 s; this costs 11 and 3 are left/,
+    message: /rate limit exceeded for this API key: 30 requests per 60 s; this costs 11 and 2 are left/,
     extensions: { code: 'RATE_LIMITED', retryAfter: Number }
   }])
-  t.equal(await remaining(), '2', 'the refused subscribe took one request (reading it), not its cost')
-  await sendMessage(url, admin, ada, 'after the refusal')
-  await client.next((m) => m.id === '1' && JSON.stringify(m.payload).includes('after the refusal'))
-  t.notOk(client.messages.some((m) => m.id === '3' && m.type === 'next'), 'the refused subscription never listened')
+  t.equal(await remainingOf(url, credentials), 1, 'the refused subscribe took one request (reading it), not its cost')
+  // A message now reaches 1 and 2, whose events the budget cannot pay (below); 3 never listened.
+  await sendUntil(client, (m) => m.id === '1' && m.type === 'error', () => sendMessage(url, admin, ada, 'after the refusal'))
+  await client.next((m) => m.id === '2' && m.type === 'error')
+  t.same(client.messages.filter((m) => m.id === '3').map((m) => m.type), ['error'], 'the refused subscription never listened')
+})
+
+t.test('every event a subscription receives is charged to its subscriber as its subscribe was; events it filters out cost nothing', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const ada = await createPerson(url, admin)
+  const bob = await createPerson(url, admin, 'Bob')
+  // Below the account's budget, which the admin's own requests spend too: the headers show the key's.
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 500 })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  const client = await connect(t, url)
+  await client.init(credentials)
+  client.subscribe('ada', COSTLY, { p: ada })
+  client.subscribe('all', 'subscription { messageSent { text } }')
+  await live(client, 'ada', () => sendMessage(url, admin, ada, 'probe'))
+  await live(client, 'all', () => sendMessage(url, admin, ada, 'probe'))
+  // A subscription gets events in the order they were sent: once this one is
+  // in, every message before it has been delivered, or never will be.
+  const settled = async (text: string) => {
+    await sendMessage(url, admin, ada, text)
+    for (const id of ['ada', 'all']) await client.next((m) => m.id === id && m.type === 'next' && textsOf(client, id).at(-1) === text)
+  }
+  await settled('settled')
+  let left = await remainingOf(url, credentials)
+  t.equal(left, 500 - 1 - 12 - 1 - 12 * textsOf(client, 'ada').length - textsOf(client, 'all').length - 1,
+    'the connection, both subscribes (12 and 1), 12 and 1 for each event they received, and this request')
+
+  for (const text of ['one', 'two']) await sendMessage(url, admin, ada, text)
+  await settled('three')
+  t.same(textsOf(client, 'ada').slice(-3), ['one', 'two', 'three'])
+  t.equal(await remainingOf(url, credentials), left - 3 * (12 + 1) - 1, 'three messages to Ada: three events for each, whoever sent them')
+  left -= 3 * 13 + 1
+
+  for (const text of ['to Bob', 'to Bob again']) await sendMessage(url, admin, bob, text)
+  await settled('Ada again')
+  t.same(textsOf(client, 'all').slice(-3), ['to Bob', 'to Bob again', 'Ada again'])
+  t.same(textsOf(client, 'ada').slice(-2), ['three', 'Ada again'], 'the messages to Bob never reached Ada\'s subscription')
+  t.equal(await remainingOf(url, credentials), left - 2 * 1 - 13 - 1, 'the messages to Bob cost the subscription to every message only')
+})
+
+t.test('an event the budget cannot pay ends its subscription with RATE_LIMITED before its selection runs; other callers\' go on', async (t) => {
+  const { app, url, admin, database } = await realServer(t)
+  const ada = await createPerson(url, admin)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 40 })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  // Another caller on the same person, with a selection that reads no friends.
+  const other = await connect(t, url)
+  await other.init(await loginAs(app, 'viewer'))
+  other.subscribe('1', MESSAGE_SENT, { p: ada })
+  await live(other, '1', () => sendMessage(url, admin, ada, 'probe'))
+  const friendReads = () => database.statements.filter((sql) => sql.includes('friendship')).length
+  const readsBefore = friendReads()
+
+  const limited = await connect(t, url)
+  await limited.init(credentials)
+  limited.subscribe('1', COSTLY, { p: ada })
+  // 40 - 1 for the connection - 12 for the subscribe: two events of 12 fit, not a third.
+  let sent = 0
+  const refusal = await sendUntil(limited, (m) => m.id === '1' && m.type === 'error', () => sendMessage(url, admin, ada, `message ${++sent}`))
+  t.match(refusal.payload, [{
+    message: /^rate limit exceeded for this API key: 40 requests per 60 s; this costs 12 and 3 are left; retry in \d+ s$/,
+    extensions: { code: 'RATE_LIMITED', retryAfter: Number }
+  }], 'the error a refused subscribe gets')
+  t.equal(textsOf(limited, '1').length, 2, 'two events were delivered')
+  // Each run of the selection reads Ada's friends once (she has none, so nothing of theirs).
+  t.equal(friendReads() - readsBefore, 2, 'the selection ran for the two events paid for, not for the refused one')
+  t.equal(await remainingOf(url, credentials), 2, 'the refused event took nothing: 3 left before this request')
+
+  await sendMessage(url, admin, ada, 'after')
+  await other.next((m) => m.id === '1' && m.type === 'next' && textsOf(other, '1').at(-1) === 'after')
+  t.same(textsOf(other, '1').filter((text) => text !== 'probe'), [...Array.from({ length: sent }, (_, i) => `message ${i + 1}`), 'after'], 'the other caller got every event')
+  t.notOk(textsOf(limited, '1').includes('after'), 'the ended subscription got nothing more')
+  t.equal(await closedWithin(limited, 100), 'open', 'only the subscription ended, not its connection')
+})
+
+t.test('a subscription ended by the budget can subscribe again once retryAfter has passed', async (t) => {
+  // A window of 1.5 s, so that retryAfter passes within the test.
+  const { app, url, admin } = await realServer(t, { access: { limits: { windowMs: 1500 } } })
+  const ada = await createPerson(url, admin)
+  // The connection, the subscribe and one event of 12; a window later, the subscribe and one event again.
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 25 })
+  const client = await connect(t, url)
+  await client.init({ 'x-api-key': key['x-api-key'] })
+  client.subscribe('1', COSTLY, { p: ada })
+  const refusal = await sendUntil(client, (m) => m.id === '1' && m.type === 'error', () => sendMessage(url, admin, ada, 'probe'))
+  const [error] = refusal.payload as GraphQLErrorShape[]
+  t.match(error, { extensions: { code: 'RATE_LIMITED', retryAfter: Number } })
+  await new Promise((resolve) => setTimeout(resolve, Number(error?.extensions?.retryAfter) * 1000))
+  client.subscribe('1', COSTLY, { p: ada })
+  const again = await sendUntil(client, (m) => m.id === '1' && m.type !== 'error' && JSON.stringify(m.payload).includes('again'), () => sendMessage(url, admin, ada, 'again'))
+  t.match(again, { type: 'next', payload: { data: { messageSent: { text: 'again' } } } }, 'the same id, subscribed again, receives events')
+})
+
+t.test('a connection_init that authenticates counts one request; past the budget it is refused as bad credentials are, with RATE_LIMITED', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 3 })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  for (let n = 0; n < 2; n++) await (await connect(t, url)).init(credentials)
+  t.equal(await remainingOf(url, credentials), 0, 'two connections and this request spent the budget of three')
+
+  const refused = await connect(t, url)
+  refused.send({ type: 'connection_init', payload: credentials })
+  t.match(await refused.next(), {
+    type: 'connection_error',
+    payload: { message: /^rate limit exceeded for this API key: 3 requests per 60 s; retry in \d+ s$/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }
+  })
+  t.same(await closedWithin(refused, 3000), { code: 4403, reason: 'Forbidden' }, 'closed as a connection with bad credentials is')
+  t.notOk(refused.messages.some((m) => m.type === 'connection_ack'), 'never acknowledged')
+  const usage = await app.inject({ method: 'GET', url: `/api-keys/${key.id}/usage`, headers: admin })
+  t.equal(usage.json<{ total: number }>().total, 4, 'each connection_init is in the key\'s usage, as a request is, the refused one too')
 })
 
 t.test('a revoked key\'s connection is closed 4403 within 5 s, and cannot subscribe again meanwhile', async (t) => {

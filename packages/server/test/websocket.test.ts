@@ -54,6 +54,32 @@ t.test('with REDIS_URL, a key deleted on one instance closes its connections on 
   t.same(outcome, { code: 4403, reason: 'Forbidden' }, `closed on instance two ${Date.now() - revokedAt} ms after the key was deleted on instance one`)
 })
 
+t.test('with REDIS_URL, the events a subscription receives on one instance spend the budget every instance counts', { skip: skipWithoutRedis }, async (t) => {
+  const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: await testRedisUrl(), REDIS_KEY_PREFIX: await redisPrefix(t), MAX_EVENT_LOOP_DELAY_MS: '60000' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const ada = (await call(one.url, 'POST', '/person', admin, { name: 'Ada' })).json()
+  const { key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k', scopes: ['people:read'], rateLimit: 40 })).json()
+
+  const client = await connect(t, two.url, { 'x-api-key': key })
+  // A message's person, 100 of their friends and 10 of each one's: 1 + 100 + 100·10 = 1,101, 12 requests.
+  const query = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 10) { name } } } } }'
+  client.socket.send(JSON.stringify({ type: 'subscribe', id: '1', payload: { query, variables: { p: ada.id } } }))
+  // Messages through instance one until the subscription on instance two is refused one.
+  for (let attempt = 0; attempt < 50 && !client.messages.some((m) => m.type === 'error'); attempt++) {
+    await call(one.url, 'POST', '/message', admin, { personId: ada.id, text: 'probe' })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.equal(client.messages.filter((m) => m.type === 'next').length, 2, '40 - 1 for the connection - 12 for the subscribe: two events of 12 fit, not a third')
+  t.match(client.messages.filter((m) => m.type === 'error'), [{
+    id: '1',
+    payload: [{ message: /^rate limit exceeded for this API key: 40 requests per 60 s; this costs 12 and 3 are left/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }]
+  }], 'the subscription ends with the budget\'s error')
+  const shown = await call(one.url, 'GET', '/people?limit=1', { 'x-api-key': key })
+  t.equal(shown.headers.get('ratelimit-remaining'), '2', 'instance one counts what instance two charged: 3 left before this request')
+})
+
 t.test('GRAPHQL_MAX_SUBSCRIPTIONS caps the live subscriptions of one caller', async (t) => {
   const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), GRAPHQL_MAX_SUBSCRIPTIONS: '2', MAX_EVENT_LOOP_DELAY_MS: '60000' })
   const admin = await login(server.url)

@@ -15,6 +15,17 @@ export interface GraphQLContext {
   loaders: Loaders
 }
 
+/** A subscription's context: its connection's, and the charge of each of its events. */
+export interface SubscriptionContext extends GraphQLContext {
+  /**
+   * Charges one event to the subscriber's budget before its selection runs
+   * (subscriptions/socket-session.ts): true to run it, false when the
+   * subscription ended meanwhile; throws RATE_LIMITED when the budget cannot
+   * pay, which ends the subscription with that error.
+   */
+  admitEvent(): boolean | Promise<boolean>
+}
+
 export interface ContextInput {
   useCases: UseCases
   caller: Caller

@@ -6,7 +6,7 @@ import subscriptionRoute from 'mercurius/lib/subscription.js'
 import type { Access } from '../plugins/access.js'
 import { registerGraphiQL } from '../plugins/graphiql.js'
 import { assertEveryRootFieldGoverned } from './authorization.js'
-import { createContext, type GraphQLContext } from './context.js'
+import { createContext, type SubscriptionContext } from './context.js'
 import { errorFormatter, errorHandler, formatSocketError } from './error-format.js'
 import { httpRoutes } from './http-route.js'
 import { documentRules } from './limits.js'
@@ -84,9 +84,11 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       errorFormatter: errorFormatter(production)
     })
     // A subscribe was checked in full by its connection's session; it runs
-    // as the caller that session authenticated for it, scopes as of now.
-    scope.graphql.addHook<GraphQLContext & { request: FastifyRequest }>('preSubscriptionExecution', async (_schema, _document, context) => {
+    // as the caller that session authenticated for it, scopes as of now, and
+    // each of its events is charged to that caller's budget by the session.
+    scope.graphql.addHook<SubscriptionContext & { request: FastifyRequest }>('preSubscriptionExecution', async (_schema, _document, context, id) => {
       context.caller = sockets.callerOf(context.request)
+      context.admitEvent = () => sockets.admitEvent(context.request, String(id))
     })
   })
   if (!production) await registerGraphiQL(app)

@@ -2,10 +2,10 @@ import {
   cursorAfterPerson, DomainError, isDomainError, personNotFound, type ListPeopleInput, type Message, type Person, type PersonSummary
 } from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
-import mercurius, { type MercuriusContext } from 'mercurius'
+import type { MercuriusContext } from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
 import { listLimit } from './argument-limits.js'
-import type { GraphQLContext } from './context.js'
+import type { GraphQLContext, SubscriptionContext } from './context.js'
 import type { PersonParent } from './loaders.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
 import type {
@@ -13,13 +13,24 @@ import type {
 } from './schema.js'
 
 /** A subscription's context: Mercurius adds the pubsub of its connection. */
-type SubscriptionContext = GraphQLContext & Pick<MercuriusContext, 'pubsub'>
+type SubscribeContext = SubscriptionContext & Pick<MercuriusContext, 'pubsub'>
 
-const onlyFor = mercurius.withFilter(
-  (_: unknown, __: MessageSentArgs, context: SubscriptionContext) => context.pubsub.subscribe(MESSAGE_SENT),
-  (event: MessageSentEvent, { personId }: MessageSentArgs) =>
-    personId === null || personId === undefined || event.messageSent.personId === personId
-)
+/**
+ * The events of one `messageSent` subscription: every message, or those to
+ * its person. Each is charged to the subscriber's budget before graphql-js
+ * runs the subscription's selection for it, so a costly selection costs its
+ * subscriber every time it runs; the events it filters out cost nothing.
+ * A refused charge throws, which ends the subscription with that error.
+ */
+async function * messagesFor (_: unknown, { personId }: MessageSentArgs, context: SubscribeContext): AsyncGenerator<MessageSentEvent> {
+  const events = await context.pubsub.subscribe<MessageSentEvent>(MESSAGE_SENT)
+  for await (const event of events) {
+    if (personId !== null && personId !== undefined && event.messageSent.personId !== personId) continue
+    const admitted = context.admitEvent()
+    if (!(admitted instanceof Promise ? await admitted : admitted)) return
+    yield event
+  }
+}
 
 /** `undefined` for absent and null arguments alike, as the use cases expect. */
 const given = <T>(value: T | null | undefined): T | undefined => value ?? undefined
@@ -88,7 +99,7 @@ interface Resolvers {
   }
   Subscription: {
     messageSent: {
-      subscribe: (root: unknown, args: MessageSentArgs, context: SubscriptionContext, info: GraphQLResolveInfo) => AsyncGenerator
+      subscribe: (root: unknown, args: MessageSentArgs, context: SubscribeContext, info: GraphQLResolveInfo) => AsyncGenerator
       resolve: Resolver<MessageSentEvent, MessageSentArgs, Message>
     }
   }
@@ -154,7 +165,7 @@ export const resolvers: Resolvers = {
     messageSent: {
       // The connection's session checked the policy, the limits and the cost
       // before Mercurius heard of this subscribe (subscriptions/subscribe-checks.ts).
-      subscribe: onlyFor,
+      subscribe: messagesFor,
       resolve: (event) => fromEvent(event)
     }
   }

@@ -41,7 +41,8 @@ const graphqlResponses = (method: 'GET' | 'POST') => ({
 
 const GRAPHQL_DESCRIPTION = 'GraphQL over HTTP. Subscriptions are served over WebSocket at the same path (graphql-ws protocol, ' +
   'credentials in the connection-init payload); sent over HTTP they are refused (400 over POST, 405 over GET). Documents are at most 32,768 characters. Each operation counts as `max(1, ceil(cost / 100))` requests against the caller\'s budget, ' +
-  'charged before it runs; `extensions.cost` says `{ requested, charged }`.'
+  'charged before it runs; `extensions.cost` says `{ requested, charged }`. Over WebSocket the connection counts one request, and a subscription ' +
+  'its cost on subscribe and again for every event it receives, before its selection runs (an event past the budget ends it with RATE_LIMITED).'
 
 const page = (description: string, example: string) => ({
   description,

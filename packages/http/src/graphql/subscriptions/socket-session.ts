@@ -7,6 +7,7 @@ import type { Access } from '../../plugins/access.js'
 import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
 import { ScreenedSocket, type RawSocket } from './screened-socket.js'
 import { chargeCost } from '../pipeline.js'
+import { takeTurn } from '../turns.js'
 import { checkSubscription, readSubscribePayload, type Check } from './subscribe-checks.js'
 
 /** What every session of one app shares (socket-sessions.ts). */
@@ -39,12 +40,28 @@ const textOf = (data: unknown): string => {
 const isUnauthenticated = (error: unknown): boolean => isDomainError(error) && error.code === 'UNAUTHENTICATED'
 
 /** A budget's refusal as the client hears it: RATE_LIMITED, and when to retry. Anything else is thrown on. */
-const rateLimited = (error: unknown): GraphQLFormattedError[] => {
+const rateLimited = (error: unknown): GraphQLFormattedError => {
   if (!(error instanceof RateLimitedError)) throw error
-  return [{ message: error.message, extensions: { code: error.code, retryAfter: error.retryAfter } }]
+  return { message: error.message, extensions: { code: error.code, retryAfter: error.retryAfter } }
+}
+
+/**
+ * An event the budget cannot pay, as the error that ends its subscription:
+ * thrown from the subscription's events, Mercurius sends it as it stands.
+ */
+const eventRefused = (error: unknown): GraphQLError => {
+  const { message, extensions } = rateLimited(error)
+  return new GraphQLError(message, { extensions })
 }
 
 export type Authenticate = (credentials: SocketCredentials) => Promise<Caller>
+
+/** A live subscription: the account it counts against, and what each of its events is charged. */
+interface Live {
+  account: string
+  /** Requests of the budget: max(1, ceil(cost / 100)), as its subscribe was charged. */
+  units: number
+}
 
 /** Scopes the caller had and no longer has: what it started may have needed them. */
 const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.some((scope) => !after.scopes.includes(scope))
@@ -56,11 +73,15 @@ const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.som
  * subscriptions, and trusts a connection's credentials from then on. Here:
  *
  * - `connection_init` within `initTimeoutMs` (else 4408), once (else 4429),
- *   with credentials that authenticate (else connection_error and 4403);
+ *   with credentials that authenticate and a budget that pays one request
+ *   for it (else connection_error and 4403);
  * - every subscribe authenticates its connection's credentials anew (4403
  *   when they no longer do), is charged to the caller's budget, counts
  *   against `maxPerCaller`, and passes the pipeline's checks (pipeline.ts), all
  *   before Mercurius parses it; Mercurius gets the checked fields only;
+ * - every event is charged to the caller's budget as its subscribe was,
+ *   before its selection runs (`admitEvent`); one the budget cannot pay ends
+ *   the subscription with RATE_LIMITED;
  * - every error the client gets is shaped as over HTTP (no exception text);
  * - `recheck()` (credential-watch.ts) closes the connection, 4403, once its
  *   credentials stop authenticating.
@@ -77,8 +98,8 @@ export class SocketSession {
   readonly #socket: RawSocket
   readonly #signals: ClientSignals
   readonly #deps: SessionDeps
-  /** Live subscription ids, each with the account it counts against. */
-  readonly #subscriptions = new Map<string, string>()
+  /** Live subscriptions by id. */
+  readonly #subscriptions = new Map<string, Live>()
   readonly #initTimer: NodeJS.Timeout
   #initialised = false
   #closed = false
@@ -179,14 +200,26 @@ export class SocketSession {
       if (!isUnauthenticated(error)) throw error
     }
     if (this.#closed) return
-    if (credentials === undefined || caller === undefined) {
-      this.request.log.debug('GraphQL subscription connection refused')
-      this.#send({ type: 'connection_error', payload: { message: 'Forbidden' } })
-      return this.close(CLOSE.forbidden)
+    if (credentials === undefined || caller === undefined) return this.#refuse({ message: 'Forbidden' })
+    // Opening a connection is a request like any other: one from the budget
+    // (and in a key's usage), else one key could hold any number of
+    // authenticated connections for nothing.
+    try {
+      await this.#deps.access.charge(this.request, caller)
+    } catch (error) {
+      return this.#refuse(rateLimited(error))
     }
+    if (this.#closed) return
     this.#authenticated(credentials, caller)
     this.#deps.opened(this)
     this.screened.deliver(text)
+  }
+
+  /** Refuses the connection at `connection_init`: no `connection_ack`, the reason, and 4403. */
+  #refuse (payload: GraphQLFormattedError): void {
+    this.request.log.debug({ code: payload.extensions?.code }, 'GraphQL subscription connection refused')
+    this.#send({ type: 'connection_error', payload })
+    this.close(CLOSE.forbidden)
   }
 
   async #subscribe (message: ClientMessage): Promise<void> {
@@ -215,7 +248,7 @@ export class SocketSession {
     try {
       await this.#deps.access.charge(this.request, caller)
     } catch (error) {
-      return rateLimited(error)
+      return [rateLimited(error)]
     }
     const account = caller.accountId
     const full = this.#tooMany(account)
@@ -224,22 +257,50 @@ export class SocketSession {
     if (request instanceof GraphQLError) return [this.#format(request)]
     const checked = checkSubscription(request, caller, this.#deps.check)
     if (!('operation' in checked)) return checked.map((error) => this.#format(error))
+    let units: number
     try {
-      await chargeCost(checked, (units) => this.#deps.access.limits.charge(this.request, undefined, caller, units))
+      units = (await chargeCost(checked, (more) => this.#deps.access.limits.charge(this.request, undefined, caller, more))).charged
     } catch (error) {
-      return rateLimited(error)
+      return [rateLimited(error)]
     }
     // Closed while waiting on the budget: #ended has released its places already.
     if (this.#closed) return []
     // Another connection of the account may have taken the last place meanwhile.
     const taken = this.#tooMany(account)
     if (taken !== undefined) return [taken]
-    this.#subscriptions.set(id, account)
+    this.#subscriptions.set(id, { account, units })
     this.#deps.live.set(account, (this.#deps.live.get(account) ?? 0) + 1)
     // Only what was checked reaches Mercurius: no `extensions` (Mercurius
     // would authenticate a connection-init payload found there).
     this.screened.deliver(JSON.stringify({ type: message.type, id, payload: request }))
     return []
+  }
+
+  /**
+   * Charges one event of subscription `id` to the caller's budget, before its
+   * selection runs (resolvers.ts): as many requests as its subscribe was
+   * charged, through the same counters as every request. True: run it.
+   * False: the subscription is no longer live (completed, its connection
+   * closed), and the event is dropped. When the budget cannot pay, nothing
+   * is charged and RATE_LIMITED (with `retryAfter`) is thrown: Mercurius
+   * ends the subscription with that error, and other subscriptions go on.
+   * In process the charge settles at once, in the turn the fan-out gave this
+   * subscriber; shared counters (Redis) answer later, many subscribers'
+   * answers in one turn, so each selection then waits for a turn of its own.
+   */
+  admitEvent (id: string): boolean | Promise<boolean> {
+    const live = this.#subscriptions.get(id)
+    const { caller } = this
+    if (live === undefined || caller === undefined || this.#closed) return false
+    let charged: void | Promise<void>
+    try {
+      charged = this.#deps.access.limits.charge(this.request, undefined, caller, live.units)
+    } catch (error) {
+      throw eventRefused(error)
+    }
+    if (charged === undefined) return true
+    return charged.then(takeTurn, (error: unknown) => { throw eventRefused(error) })
+      .then(() => this.#subscriptions.get(id) === live)
   }
 
   /** The refusal of one more subscription for an account at its cap on this instance. */
@@ -252,13 +313,15 @@ export class SocketSession {
     }
   }
 
-  #release (id: string): void {
-    const account = this.#subscriptions.get(id)
-    if (account === undefined) return
+  /** Frees the place of subscription `id`; false when it was not live. */
+  #release (id: string): boolean {
+    const account = this.#subscriptions.get(id)?.account
+    if (account === undefined) return false
     this.#subscriptions.delete(id)
     const live = (this.#deps.live.get(account) ?? 1) - 1
     if (live > 0) this.#deps.live.set(account, live)
     else this.#deps.live.delete(account)
+    return true
   }
 
   /**
@@ -270,8 +333,13 @@ export class SocketSession {
     const ending = data.startsWith('{"type":"complete"') || data.startsWith('{"type":"error"')
     if (!ending) return data
     const message = JSON.parse(data) as { type: string, id?: string, payload?: unknown }
-    if (typeof message.id === 'string') this.#release(message.id)
+    const released = typeof message.id === 'string' && this.#release(message.id)
     if (message.type !== 'error' || !Array.isArray(message.payload)) return data
+    // An error ends the subscription for the client (an event the budget
+    // refused, a failure inside Mercurius), but Mercurius keeps its listener
+    // on the bus until the connection closes: stopped as the client's
+    // `complete` would stop it.
+    if (released) this.screened.deliver(JSON.stringify({ type: this.#signals.stop, id: message.id }))
     const safe = (message.payload as GraphQLFormattedError[]).map((error) =>
       typeof error.extensions?.code === 'string' ? error : this.#format(new Error(error.message)))
     return JSON.stringify({ ...message, payload: safe })

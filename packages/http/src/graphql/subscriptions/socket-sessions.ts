@@ -87,6 +87,10 @@ export const installSocketSessions = (scope: FastifyInstance, options: SocketSes
       const caller = byRequest.get(request)?.caller
       if (caller === undefined) throw new Error('a WebSocket connection reached Mercurius unauthenticated')
       return caller
+    },
+    /** Charges an event of subscription `id` of a connection, before its selection runs (SocketSession.admitEvent). */
+    admitEvent (request: FastifyRequest, id: string): boolean | Promise<boolean> {
+      return byRequest.get(request)?.admitEvent(id) ?? false
     }
   }
 }
