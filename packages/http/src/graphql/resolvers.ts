@@ -35,13 +35,13 @@ async function * messagesFor (_: unknown, { personId }: MessageSentArgs, context
 /** `undefined` for absent and null arguments alike, as the use cases expect. */
 const given = <T>(value: T | null | undefined): T | undefined => value ?? undefined
 
-/** A lookup whose miss is `null` in the answer rather than an error. */
 /** peopleConnection calls its cursor `after`: an unreadable one is reported as that argument, not as REST's `cursor`. */
 const asAfter = (error: unknown): never => {
   if (isDomainError(error) && error.code === 'INVALID_CURSOR') throw new DomainError('INVALID_CURSOR', 'after is not a cursor this service issued', 'after')
   throw error
 }
 
+/** A lookup whose miss is `null` in the answer rather than an error. */
 const orNull = async <T>(lookup: Promise<T>, missing: string): Promise<T | null> => {
   try {
     return await lookup
