@@ -14,7 +14,7 @@ import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
 import { installRequestDurations, registerMetrics, type MetricsOptions } from './plugins/metrics.js'
 import { registerOpenApi } from './plugins/openapi.js'
-import { installResponseHeaders } from './plugins/response-headers.js'
+import { installResponseHeaders, responseHeaders } from './plugins/response-headers.js'
 import { registerCors, SECURITY_HEADERS } from './plugins/security-headers.js'
 import { registerUnderPressure } from './plugins/under-pressure.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
@@ -106,6 +106,7 @@ const wireMessageBus = (app: FastifyInstance, options: AppOptions): { messageBus
 /** Builds the whole HTTP application. Never listens: the caller decides where. */
 export const buildApp = async (options: AppOptions): Promise<FastifyInstance> => {
   const { ready = async () => true, logger = false, production = false } = options
+  const setResponseHeaders = responseHeaders(SECURITY_HEADERS)
   const app = Fastify({
     logger,
     bodyLimit: LIMITS.bodyBytes,
@@ -120,7 +121,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     // checked every second rather than Node's default 30 s.
     requestTimeout: options.timeouts?.requestMs ?? 30_000,
     http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
-    frameworkErrors: answerBadUrl(SECURITY_HEADERS),
+    frameworkErrors: answerBadUrl(setResponseHeaders),
     clientErrorHandler: clientErrorHandler(SECURITY_HEADERS),
     trustProxy: options.trustProxy ?? false
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -129,7 +130,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   installJsonBody(app)
   installValidation(app)
   installErrorHandling(app)
-  installResponseHeaders(app, SECURITY_HEADERS)
+  installResponseHeaders(app, setResponseHeaders)
   installLimits(app)
   installClosingHeader(app)
   // Before any route (CORS' catch-all OPTIONS, the docs' and /metrics

@@ -63,3 +63,12 @@ t.test('a query string over the limit but under 16 KiB still gets the limit\'s o
   t.match(await response.json(), { code: 'QUERY_TOO_LARGE' })
   t.ok(response.headers.get('x-request-id'))
 })
+
+t.test('a URL whose percent-encoding does not decode: 400 BAD_URL, with a request id and the security headers', async (t) => {
+  const { url, admin } = await realServer(t)
+  const response = await fetch(`${url}/person/%E0%A4%A`, { headers: admin })
+  t.equal(response.status, 400)
+  t.match(await response.json(), { statusCode: 400, error: 'Bad Request', code: 'BAD_URL' })
+  t.ok(response.headers.get('x-request-id'), 'a request id')
+  t.equal(response.headers.get('x-content-type-options'), 'nosniff', 'the security headers')
+})

@@ -176,29 +176,29 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       // (addressMax), so a busy office behind it is not locked out by a few
       // colleagues' typos.
       const address = `address:${request.ip}`
-      const account = `username:${username}`
+      const user = `username:${username}`
       // Attempts still running have not been counted yet: without this, a
       // burst of parallel guesses would all read the same count and all be
       // let through. Each takes its place in line synchronously, before any
       // await, and is let through only while the budget covers those ahead.
       const addressPlace = join(address)
-      const accountPlace = join(account)
+      const userPlace = join(user)
       try {
-        const read = logins.charge(address, addressMax, account, loginMax, 0)
+        const read = logins.charge(address, addressMax, user, loginMax, 0)
         const counted = read instanceof Promise ? await tallyOf(request, read) : read
         if (counted !== undefined) {
           const now = Date.now()
-          const { first: fromAddress, second: forAccount = fromAddress } = counted
+          const { first: fromAddress, second: forUser = fromAddress } = counted
           if (addressMax - fromAddress.used <= addressPlace) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', now)
-          if (loginMax - forAccount.used <= accountPlace) refuse(reply, loginMax, forAccount, loginWindowMs, 1, 'too many failed logins for this username', now)
+          if (loginMax - forUser.used <= userPlace) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', now)
         }
         return await attempt()
       } catch (error) {
-        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await tallyOf(request, logins.charge(address, addressMax, account, loginMax, 1))
+        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await tallyOf(request, logins.charge(address, addressMax, user, loginMax, 1))
         throw error
       } finally {
         leave(address)
-        leave(account)
+        leave(user)
       }
     }
   }

@@ -3,6 +3,7 @@ import { isDomainError } from '@people-service/domain'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_OF } from '../errors/status-of.js'
 import type { ErrorBody } from '../schemas/error.schema.js'
+import type { SetResponseHeaders } from './response-headers.js'
 
 export const errorBody = (statusCode: number, message: string, code?: string): ErrorBody => ({
   statusCode,
@@ -39,10 +40,9 @@ export const clientErrorOf = (error: FastifyError): { status: number, code: stri
  * whose percent-encoding does not decode is malformed (400). It comes before
  * any hook runs, so the headers every response carries are set here.
  */
-export const answerBadUrl = (headers: ReadonlyArray<readonly [string, string]>) =>
+export const answerBadUrl = (setHeaders: SetResponseHeaders) =>
   (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    reply.header('x-request-id', request.id)
-    for (const [name, value] of headers) reply.header(name, value)
+    setHeaders(request, reply)
     reply.code(400).send(errorBody(400, 'the URL is not valid', 'BAD_URL'))
   }
 
