@@ -1,6 +1,7 @@
 export * from './errors.js'
 export * from './person/person.js'
 export type { PersonRepository, ListPeopleQuery, PersonSummariesJson } from './person/person.repository.js'
+export { summariesJsonOf } from './person/summaries-json.js'
 export type {
   AddressEntry, AddressScalar, PeoplePageQuery, PersonEntry, PersonProjections, PersonScalar, PersonSelection
 } from './person/person-projection.js'

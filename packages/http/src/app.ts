@@ -153,7 +153,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await app.register(authRoutes, { access })
   await app.register(usersRoutes, { access })
   await app.register(apiKeysRoutes, { access })
-  await app.register(peopleRoutes, { useCases })
+  await app.register(peopleRoutes, { useCases, access })
   await app.register(personRoutes, { useCases })
   await app.register(friendsRoutes, { useCases })
   await app.register(messagesRoutes, { useCases })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { CHUNK_ROWS } from '../src/graphql/turns.js'
+import { CHUNK_ROWS } from '../src/turns.js'
 import { countingSqliteApp, graphql, postGraphQL } from './helper.js'
 
 /*

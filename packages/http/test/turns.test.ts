@@ -1,5 +1,5 @@
 import t from 'tap'
-import { inChunks, takeTurn } from '../src/graphql/turns.js'
+import { inChunks, takeTurn } from '../src/turns.js'
 
 /*
  * Big reads are cut into chunks that take turns with everything else on the

@@ -8,24 +8,24 @@ import type { Dialect } from './database.js'
 const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 /**
- * Case-insensitive substring match on the name: person.name_lower holds the
- * name lower-cased by the service, so the needle is lower-cased the same way
- * here and no database's own case tables are involved (see the migration
- * 2026-11-23-person-name-lower). Served by each dialect's trigram index.
+ * Case-insensitive substring match on the name, against the value
+ * nameNeedle() binds: person.name_lower holds the name lower-cased by the
+ * service, so the needle is lower-cased the same way and no database's own
+ * case tables are involved (see the migration 2026-11-23-person-name-lower).
+ * PostgreSQL's pg_trgm index serves the LIKE; on SQLite, instr() keeps the
+ * exact matches of what the FTS5 index found, or of a walk (name-search.ts).
  */
-export const nameContains = (dialect: Dialect, needle: string): Expression<SqlBool> => {
+export const nameMatches = (dialect: Dialect, needle: string): Expression<SqlBool> =>
+  dialect === 'postgres' ? sql<SqlBool>`person.name_lower like ${needle}` : sql<SqlBool>`instr(person.name_lower, ${needle}) > 0`
+
+/** The value nameMatches() compares with, for a needle as the caller wrote it. */
+export const nameNeedle = (dialect: Dialect, needle: string): string => {
   const lower = needle.toLowerCase()
-  if (dialect === 'postgres') {
-    return sql<SqlBool>`person.name_lower like ${`%${escapeLike(lower)}%`}`
-  }
-  // The FTS5 index is asked with a phrase MATCH, which takes % and _ as they
-  // are; instr() then keeps exact substring matches. Needles shorter than a
-  // trigram cannot use the index and scan instead.
-  const exact = sql<SqlBool>`instr(person.name_lower, ${lower}) > 0`
-  if ([...lower].length < 3) return exact
-  const phrase = `"${lower.replaceAll('"', '""')}"`
-  return sql<SqlBool>`person.pk in (select rowid from person_name where person_name match ${phrase}) and ${exact}`
+  return dialect === 'postgres' ? `%${escapeLike(lower)}%` : lower
 }
+
+/** SQLite's FTS5 phrase for a needle: a phrase MATCH takes % and _ as they are. */
+export const trigramPhrase = (needle: string): string => `"${needle.toLowerCase().replaceAll('"', '""')}"`
 
 /**
  * The person table as `alias`, for reading friends' keys, ids and names

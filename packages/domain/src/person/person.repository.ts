@@ -6,6 +6,14 @@ export interface ListPeopleQuery {
   afterId?: string
   /** Case-insensitive substring of the name. */
   nameContains?: string
+  /**
+   * A name search no index can answer reads the names one range at a time
+   * (see the adapter); before each range after the first it awaits this, so
+   * the caller can take its turn and pay for the reading. Rejecting ends the
+   * search with that error. Without it, an adapter that reads in ranges
+   * yields to the event loop between them.
+   */
+  beforeNextRange?: () => Promise<void>
 }
 
 /**

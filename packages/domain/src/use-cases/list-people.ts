@@ -13,6 +13,8 @@ export interface ListPeopleInput {
   limit?: number
   cursor?: string
   name?: string
+  /** Passed to the repository with a name filter: ListPeopleQuery.beforeNextRange. */
+  beforeNextRange?: () => Promise<void>
 }
 
 const decodePeopleCursor = (cursor: string): string => {
@@ -39,7 +41,7 @@ const pageQuery = (input: ListPeopleInput): ListPeopleQuery | undefined => {
   const bounds = pageBounds(input)
   // No stored name holds U+0000 (see hasNul): nothing to ask the database.
   if (input.name !== undefined && hasNul(input.name)) return undefined
-  return input.name ? { ...bounds, nameContains: input.name } : bounds
+  return input.name ? { ...bounds, nameContains: input.name, beforeNextRange: input.beforeNextRange } : bounds
 }
 
 /** People ordered by id, a page at a time, optionally filtered by name. */

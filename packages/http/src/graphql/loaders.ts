@@ -1,6 +1,6 @@
 import type { Message, Person, PersonSummary, UseCases } from '@people-service/domain'
 import DataLoader from 'dataloader'
-import { CHUNK_ROWS, inChunks } from './turns.js'
+import { CHUNK_ROWS, inChunks } from '../turns.js'
 
 /** A person as resolvers see them: whole, or the id and name a list carries. */
 export type PersonParent = Person | PersonSummary

@@ -7,6 +7,7 @@ import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
 import { listLimit } from './argument-limits.js'
 import type { GraphQLContext, SubscriptionContext } from './context.js'
 import type { PersonParent } from './loaders.js'
+import { takeTurn } from '../turns.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
 import type {
   CreatePersonArgs, FriendshipArgs, IdArgs, LimitArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
@@ -57,11 +58,16 @@ const isWhole = (person: PersonParent): person is Person => 'createdAt' in perso
 const whole = async (person: PersonParent, { loaders }: GraphQLContext): Promise<Person | null> =>
   isWhole(person) ? person : loaders.people.load(person.id)
 
-/** The use case's input from GraphQL's arguments: null is "not given", and an empty name filters nothing. */
+/**
+ * The use case's input from GraphQL's arguments: null is "not given", and an
+ * empty name filters nothing. A name search that reads the names a range at
+ * a time takes its turn before each further range, as big reads do; its
+ * price is the name filter's share of the operation's cost, paid up front.
+ */
 const listInput = (limit: number | null | undefined, cursor: string | null | undefined, name: string | null | undefined): ListPeopleInput => ({
   ...(given(limit) !== undefined ? { limit: given(limit) } : {}),
   ...(given(cursor) !== undefined ? { cursor: given(cursor) } : {}),
-  ...(given(name) ? { name: given(name) } : {})
+  ...(given(name) ? { name: given(name), beforeNextRange: takeTurn } : {})
 })
 
 interface PersonConnection {

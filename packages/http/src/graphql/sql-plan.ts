@@ -9,7 +9,7 @@ import { listLimit } from './argument-limits.js'
 import { included } from './authorization.js'
 import type { GraphQLContext } from './context.js'
 import type { Plan } from './plan.js'
-import { CHUNK_ROWS } from './turns.js'
+import { CHUNK_ROWS } from '../turns.js'
 
 /*
  * The plan of a query the database can answer whole: `person(id)` and

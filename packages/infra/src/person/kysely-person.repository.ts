@@ -1,9 +1,10 @@
-import type { PersonRepository, PersonSummariesJson, PersonSummary } from '@people-service/domain'
+import { summariesJsonOf, type PersonRepository, type PersonSummariesJson, type PersonSummary } from '@people-service/domain'
 import { sql, type Expression, type Kysely } from 'kysely'
 import type { Database, Dialect, PersonRow } from '../database.js'
 import { translateErrors } from '../database-errors.js'
 import { param, prepareQuery, prepareSql } from '../prepared-query.js'
-import { boundIds, idsIn, nameContains, summariesJson, type SummariesJsonRow } from '../sql-dialect.js'
+import { boundIds, idsIn, summariesJson, type SummariesJsonRow } from '../sql-dialect.js'
+import { nameSearch } from './name-search.js'
 import { toPerson, toPersonRow } from './person.rows.js'
 
 export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): PersonRepository => {
@@ -25,6 +26,7 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
     summariesJson(dialect, summaries.where('person.id', '>', param<string>('afterId')).orderBy('person.id').limit(param<number>('limit')), later))
   const toSummariesJson = ([row]: SummariesJsonRow[]): PersonSummariesJson =>
     ({ json: row?.json ?? '[]', lastId: row?.lastId ?? undefined, more: Boolean(row?.more) })
+  const search = nameSearch(db, dialect)
 
   return translateErrors({
     async findById (id) {
@@ -37,20 +39,17 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
       return (await byIds({ ids: boundIds(dialect, ids) })).map(toPerson)
     },
 
-    async list ({ limit, afterId, nameContains: needle }) {
-      if (needle === undefined) return afterId === undefined ? firstPage({ limit }) : pageAfter({ afterId, limit })
-      let query = db.selectFrom('person').select(['person.id', 'person.name'])
-      if (afterId !== undefined) query = query.where('person.id', '>', afterId)
-      return query.where(nameContains(dialect, needle)).orderBy('person.id').limit(limit).execute()
+    async list (query) {
+      const { limit, afterId, nameContains } = query
+      if (nameContains !== undefined) return search({ ...query, nameContains })
+      return afterId === undefined ? firstPage({ limit }) : pageAfter({ afterId, limit })
     },
 
-    async listJson ({ limit, afterId, nameContains: needle }) {
-      if (needle === undefined) return toSummariesJson(await (afterId === undefined ? firstPageJson({ limit }) : pageAfterJson({ afterId, limit })))
-      const matching = nameContains(dialect, needle)
-      let page = summaries.where(matching)
-      if (afterId !== undefined) page = page.where('person.id', '>', afterId)
-      const { rows } = await summariesJson(dialect, page.orderBy('person.id').limit(limit), (lastId) => later(lastId).where(matching)).execute(db)
-      return toSummariesJson(rows)
+    async listJson (query) {
+      const { limit, afterId, nameContains } = query
+      // A search's page is read as rows (name-search.ts), then serialized.
+      if (nameContains !== undefined) return summariesJsonOf({ list: async (page) => search({ ...page, nameContains }) }, query)
+      return toSummariesJson(await (afterId === undefined ? firstPageJson({ limit }) : pageAfterJson({ afterId, limit })))
     },
 
     async insert (person) {

@@ -7,7 +7,7 @@ import type { Access } from '../../plugins/access.js'
 import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
 import { ScreenedSocket, type RawSocket } from './screened-socket.js'
 import { chargeCost } from '../pipeline.js'
-import { takeTurn } from '../turns.js'
+import { takeTurn } from '../../turns.js'
 import { checkSubscription, readSubscribePayload, type Check } from './subscribe-checks.js'
 
 /** What every session of one app shares (socket-sessions.ts). */
