@@ -4,10 +4,10 @@ import {
 import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
+import { takeTurn } from '../turns.js'
 import { listLimit } from './argument-limits.js'
 import type { GraphQLContext, SubscriptionContext } from './context.js'
 import type { PersonParent } from './loaders.js'
-import { takeTurn } from '../turns.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
 import type {
   CreatePersonArgs, FriendshipArgs, IdArgs, LimitArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
