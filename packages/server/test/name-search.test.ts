@@ -1,5 +1,6 @@
 import t from 'tap'
 import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
+import type { Teardown } from '@people-service/infra/testing'
 import { call, login, start, tempDatabaseUrl } from './helper.js'
 
 /*
@@ -11,14 +12,18 @@ import { call, login, start, tempDatabaseUrl } from './helper.js'
 
 const PEOPLE = 45_000
 
-t.test('a name search pays one request for each range of people it reads after the first, and stops when the budget does', async (t) => {
+/** A SQLite file of PEOPLE synthetic people, named "<first> <last> <n>" for n = 0…PEOPLE − 1. */
+const seeded = async (t: Teardown): Promise<string> => {
   const url = tempDatabaseUrl(t)
   const handle = createDatabase({ url })
   await migrateToLatest(handle)
   await seedDatabase(handle, { people: PEOPLE, friends: 0, messages: 0 })
   await handle.close()
+  return url
+}
 
-  const server = await start(t, { DATABASE_URL: url, RATE_LIMIT_MAX: '20' })
+t.test('a name search pays one request for each range of people it reads after the first, and stops when the budget does', async (t) => {
+  const server = await start(t, { DATABASE_URL: await seeded(t), RATE_LIMIT_MAX: '20' })
   const admin = await login(server.url)
   const get = async (path: string) => call(server.url, 'GET', path, admin)
   const remaining = (response: { headers: Headers }) => Number(response.headers.get('ratelimit-remaining'))
@@ -48,4 +53,30 @@ t.test('a name search pays one request for each range of people it reads after t
   t.ok(Number(refused.headers.get('retry-after')) > 0, 'with Retry-After')
   t.equal(remaining(refused), 0)
   t.equal((await get('/people?limit=1')).status, 429, 'and the budget is spent')
+})
+
+t.test('a name search across ranges pages by Link like any list: present while more match, absent on the last page', async (t) => {
+  const server = await start(t, { DATABASE_URL: await seeded(t) })
+  const admin = await login(server.url)
+  // " 4" is in the names numbered 4, 40–49, 400–499, 4,000–4,999 (the first
+  // range) and 40,000–44,999 (the third): the second page's people and the
+  // one after them lie two ranges apart.
+  const expected = 1 + 10 + 100 + 1_000 + (PEOPLE - 40_000)
+  const names: string[] = []
+  let path: string | undefined = '/people?name=%204&limit=1000'
+  let pages = 0
+  while (path !== undefined) {
+    const response = await call(server.url, 'GET', path, admin)
+    t.equal(response.status, 200, path)
+    const page = response.json() as Array<{ id: string, name: string }>
+    names.push(...page.map((person) => person.name))
+    pages++
+    const next = /<([^>]+)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
+    if (next !== undefined) t.equal(page.length, 1000, `a page with a next one is full (page ${pages})`)
+    path = next === undefined ? undefined : next.slice(next.indexOf('/people'))
+  }
+  t.equal(pages, Math.ceil(expected / 1000), 'no Link after the last match')
+  t.equal(names.length, expected, `every match once (${expected}, in ${pages} pages)`)
+  t.equal(new Set(names).size, expected)
+  t.ok(names.every((name) => / 4\d*$/.test(name)), 'and only matches')
 })

@@ -27,6 +27,11 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
   const toSummariesJson = ([row]: SummariesJsonRow[]): PersonSummariesJson =>
     ({ json: row?.json ?? '[]', lastId: row?.lastId ?? undefined, more: Boolean(row?.more) })
   const search = nameSearch(db, dialect)
+  const list: PersonRepository['list'] = async (query) => {
+    const { limit, afterId, nameContains } = query
+    if (nameContains !== undefined) return search({ ...query, nameContains })
+    return afterId === undefined ? firstPage({ limit }) : pageAfter({ afterId, limit })
+  }
 
   return translateErrors({
     async findById (id) {
@@ -39,16 +44,12 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
       return (await byIds({ ids: boundIds(dialect, ids) })).map(toPerson)
     },
 
-    async list (query) {
-      const { limit, afterId, nameContains } = query
-      if (nameContains !== undefined) return search({ ...query, nameContains })
-      return afterId === undefined ? firstPage({ limit }) : pageAfter({ afterId, limit })
-    },
+    list,
 
     async listJson (query) {
       const { limit, afterId, nameContains } = query
       // A search's page is read as rows (name-search.ts), then serialized.
-      if (nameContains !== undefined) return summariesJsonOf({ list: async (page) => search({ ...page, nameContains }) }, query)
+      if (nameContains !== undefined) return summariesJsonOf({ list }, query)
       return toSummariesJson(await (afterId === undefined ? firstPageJson({ limit }) : pageAfterJson({ afterId, limit })))
     },
 

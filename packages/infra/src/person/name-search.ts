@@ -43,6 +43,7 @@ export const nameSearch = (db: Kysely<Database>, dialect: Dialect,
   const page = db.selectFrom('person').select(['person.id', 'person.name'])
     .where('person.id', '>', param<string>('afterId')).where(nameMatches(dialect, param<string>('needle')))
   type PageParams = { afterId: string, needle: string, limit: number }
+  const firstMatches = prepareQuery<PersonSummary, PageParams>(db, page.orderBy('person.id').limit(param<number>('limit')))
 
   // The walk: where the next range ends, and the matches up to there.
   const rangeEnd = prepareQuery<{ id: string }, { afterId: string, skip: number }>(db,
@@ -50,7 +51,6 @@ export const nameSearch = (db: Kysely<Database>, dialect: Dialect,
       .orderBy('person.id').limit(sql.lit(1)).offset(param<number>('skip')))
   const inRange = prepareQuery<PersonSummary, PageParams & { lastId: string }>(db,
     page.where('person.id', '<=', param<string>('lastId')).orderBy('person.id').limit(param<number>('limit')))
-  const toTheEnd = prepareQuery<PersonSummary, PageParams>(db, page.orderBy('person.id').limit(param<number>('limit')))
 
   const walk: NameSearch = async ({ limit, afterId = '', nameContains, beforeNextRange = yieldToEventLoop }) => {
     const needle = nameNeedle(dialect, nameContains)
@@ -58,33 +58,33 @@ export const nameSearch = (db: Kysely<Database>, dialect: Dialect,
     for (let after = afterId; ;) {
       const [end] = await rangeEnd({ afterId: after, skip: rangeRows - 1 })
       const want = { afterId: after, needle, limit: limit - found.length }
-      found.push(...await (end === undefined ? toTheEnd(want) : inRange({ ...want, lastId: end.id })))
+      found.push(...await (end === undefined ? firstMatches(want) : inRange({ ...want, lastId: end.id })))
       if (end === undefined || found.length >= limit) return found
       after = end.id
       await beforeNextRange()
     }
   }
 
-  const needsIndex = (needle: string): boolean => [...needle].length >= 3
-  if (dialect === 'postgres') {
-    // The trigram index, and PostgreSQL's planner, answer without holding the event loop.
-    const indexed = prepareQuery<PersonSummary, PageParams>(db, page.orderBy('person.id').limit(param<number>('limit')))
-    return async (query) => needsIndex(query.nameContains)
-      ? indexed({ afterId: query.afterId ?? '', needle: nameNeedle(dialect, query.nameContains), limit: query.limit })
-      : walk(query)
-  }
-
-  const matchesUpTo = prepareSql<{ matches: number }, { phrase: string, most: number }>(db,
-    sql`select count(*) as matches from (select 1 from person_name where person_name match ${param('phrase')} limit ${param('most')})`)
-  // The index drives this statement (its matches, then sorted by id), whatever the id bound.
-  const indexed = prepareQuery<PersonSummary, PageParams & { phrase: string }>(db,
-    page.where(sql<boolean>`person.pk in (select rowid from person_name where person_name match ${param('phrase')})`)
+  // Through the index. PostgreSQL's pg_trgm index serves the LIKE itself,
+  // and its planner answers off the event loop however many names match.
+  // SQLite's FTS5 index drives the statement (its matches, then sorted by
+  // id, whatever the id bound) while it holds fewer than indexedMatchesMax
+  // matches, counted first (0.1–0.4 ms at a million people).
+  const throughIndex: (params: PageParams & { phrase: string }) => Promise<PersonSummary[]> = dialect === 'postgres'
+    ? firstMatches
+    : prepareQuery(db, page.where(sql<boolean>`person.pk in (select rowid from person_name where person_name match ${param('phrase')})`)
       .orderBy('person.id').limit(param<number>('limit')))
+  const ftsMatches = dialect === 'sqlite'
+    ? prepareSql<{ matches: number }, { phrase: string, most: number }>(db,
+      sql`select count(*) as matches from (select 1 from person_name where person_name match ${param('phrase')} limit ${param('most')})`)
+    : undefined
+  const indexServes = async (phrase: string): Promise<boolean> =>
+    ftsMatches === undefined || ((await ftsMatches({ phrase, most: indexedMatchesMax }))[0]?.matches ?? 0) < indexedMatchesMax
+
   return async (query) => {
-    if (!needsIndex(query.nameContains)) return walk(query)
+    if ([...query.nameContains].length < 3) return walk(query)
     const phrase = trigramPhrase(query.nameContains)
-    const [{ matches = 0 } = {}] = await matchesUpTo({ phrase, most: indexedMatchesMax })
-    if (matches >= indexedMatchesMax) return walk(query)
-    return indexed({ afterId: query.afterId ?? '', needle: nameNeedle(dialect, query.nameContains), phrase, limit: query.limit })
+    if (!await indexServes(phrase)) return walk(query)
+    return throughIndex({ afterId: query.afterId ?? '', needle: nameNeedle(dialect, query.nameContains), phrase, limit: query.limit })
   }
 }
