@@ -56,8 +56,14 @@ export interface PersonRepository {
   update(person: Person, expectedVersion: number): Promise<boolean>
   /**
    * Removes a person together with their friendships and the messages sent
-   * to them, atomically, when there is one (of `expectedVersion`, when
-   * given); false otherwise.
+   * to them, when there is one (of `expectedVersion`, when given); false
+   * otherwise. Atomically, except that an adapter whose statements run on
+   * the event loop may remove a person with very many messages or friends
+   * a step at a time, letting other work run between steps: it checks
+   * `expectedVersion` with the first step, then goes on to the end,
+   * awaiting `beforeNextStep` before each step after the first. A rejection
+   * stops it with that error, the person still there with fewer messages
+   * or friends; deleting again finishes it.
    */
-  delete(id: string, expectedVersion?: number): Promise<boolean>
+  delete(id: string, expectedVersion?: number, beforeNextStep?: () => Promise<void>): Promise<boolean>
 }

@@ -3,23 +3,30 @@ import { checkVersion, editConflict, WRITE_ATTEMPTS, type VersionCondition } fro
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 
+export interface DeletePersonOptions {
+  /** Delete only the person at one of these versions (REST's `If-Match`). */
+  condition?: VersionCondition | undefined
+  /** Passed to the repository: PersonRepository.delete's beforeNextStep. */
+  beforeNextStep?: (() => Promise<void>) | undefined
+}
+
 /**
  * Removes a person with their friendships and the messages sent to them.
- * Unconditionally, one statement; with a `condition`, only the version read
- * and checked is deleted, so a change that slips in between is not lost.
+ * Unconditionally, one call; with a `condition`, only the version read and
+ * checked is deleted, so a change that slips in between is not lost.
  */
 export const deletePerson = ({ people }: Pick<Ports, 'people'>) =>
-  async (id: string, condition?: VersionCondition): Promise<void> => {
+  async (id: string, { condition, beforeNextStep }: DeletePersonOptions = {}): Promise<void> => {
     if (!isId(id)) throw personNotFound(id)
     if (condition === undefined) {
-      if (!await people.delete(id)) throw personNotFound(id)
+      if (!await people.delete(id, undefined, beforeNextStep)) throw personNotFound(id)
       return
     }
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const current = await people.findById(id)
       if (current === undefined) throw personNotFound(id)
       checkVersion(current, condition)
-      if (await people.delete(id, current.version)) return
+      if (await people.delete(id, current.version, beforeNextStep)) return
     }
     throw editConflict(id)
   }

@@ -35,6 +35,7 @@ export {
   listInbox, listInboxOfMany, listPeople, projectPeople, projectPerson, sendMessage, unfriend, updatePerson
 }
 export type { ProjectPeopleInput } from './project-people.js'
+export type { DeletePersonOptions } from './delete-person.js'
 export { cursorAfterPerson, type ListPeopleInput } from './list-people.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'

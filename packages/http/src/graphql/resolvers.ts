@@ -135,7 +135,7 @@ export const resolvers: Resolvers = {
     createPerson: (_, { input }, { useCases }) => useCases.createPerson(input),
     updatePerson: (_, { id, input }, { useCases }) => useCases.updatePerson(id, input),
     deletePerson: async (_, { id }, { useCases }) => {
-      await useCases.deletePerson(id)
+      await useCases.deletePerson(id, { beforeNextStep: takeTurn })
       return id
     },
     addFriend: async (_, { personId, friendId }, { useCases }) => {

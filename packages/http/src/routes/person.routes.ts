@@ -11,6 +11,7 @@ import {
   DeletedPersonSchema, PersonCreateOrUpdateSchema, PersonIdParams, PersonPatchSchema, PersonSchema
 } from '../schemas/person.schemas.js'
 import { documented, withoutBody } from '../schemas/response.schemas.js'
+import { takeTurn } from '../turns.js'
 import type { RouteOptions } from '../types.js'
 
 const PersonRef = Type.Ref(PersonSchema)
@@ -108,6 +109,10 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       operationId: 'deletePerson',
       tags: ['people'],
       summary: 'Delete a person with their friendships and messages',
+      description: 'With `If-Match`, only the person at that version is deleted (412 otherwise, nothing changed). ' +
+        'On the embedded SQLite database a person with more than 500 messages or 2,000 friends loses them a step at a time, ' +
+        'taking turns with other requests: until the answer their inbox and friend list shrink, and a deletion cut short ' +
+        '(the server stopped) leaves the person with fewer of them; deleting again finishes it. `If-Match` is checked with the first step.',
       params: PersonIdParams,
       headers: ConditionalWriteHeaders,
       response: {
@@ -116,7 +121,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       }
     }
   }, async (request) => {
-    await useCases.deletePerson(request.params.id, versionConditionOf(request.headers['if-match']))
+    await useCases.deletePerson(request.params.id, { condition: versionConditionOf(request.headers['if-match']), beforeNextStep: takeTurn })
     return { id: request.params.id, deleted: true as const }
   })
 }

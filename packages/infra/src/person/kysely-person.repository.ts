@@ -5,6 +5,7 @@ import { translateErrors } from '../database-errors.js'
 import { param, prepareQuery, prepareSql } from '../prepared-query.js'
 import { boundIds, idsIn, summariesJson, type SummariesJsonRow } from '../sql-dialect.js'
 import { nameSearch } from './name-search.js'
+import { personDeletion } from './person-deletion.js'
 import { toPerson, toPersonRow } from './person.rows.js'
 
 export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): PersonRepository => {
@@ -67,12 +68,6 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect): 
       return result.numUpdatedRows > 0n
     },
 
-    // Friendships and messages go by ON DELETE CASCADE, in the same statement.
-    async delete (id, expectedVersion) {
-      const result = await db.deleteFrom('person').where('id', '=', id)
-        .$if(expectedVersion !== undefined, (query) => query.where('version', '=', expectedVersion as number))
-        .executeTakeFirst()
-      return result.numDeletedRows > 0n
-    }
+    delete: personDeletion(db, dialect)
   })
 }

@@ -1,0 +1,99 @@
+import type { PersonRepository } from '@people-service/domain'
+import { sql, type Kysely } from 'kysely'
+import type { Database, Dialect } from '../database.js'
+
+/*
+ * Deleting a person deletes what points at them: the messages sent to them
+ * by cascade, the friendships by a trigger (both directions). One statement
+ * does it, and on SQLite that statement runs on the event loop: a person
+ * with 200,000 messages of 1 KB held it for 1.2 s, every other request
+ * with it.
+ *
+ * So on SQLite a person with more than a step of messages or friendships
+ * loses them a step at a time, each step one transaction, a turn taken
+ * before each step after the first (PersonRepository.delete's
+ * beforeNextStep), then goes in the one statement with whatever is left.
+ * The first step checks the expected version in its transaction: a stale
+ * one deletes nothing. Once it has run the deletion goes on to the end.
+ * Until then readers see the person with fewer messages and friends; a
+ * deletion cut short (the process stopped, the database failed) leaves them
+ * so, and repeating it finishes it. PostgreSQL runs the one statement off
+ * the event loop, however much it deletes, atomically.
+ */
+
+/** Rows one step deletes: a few ms on SQLite whatever the rows hold (500 messages of 10,000 characters: 2.5 ms). */
+export interface DeletionSteps {
+  messageRows: number
+  /** Friends of the person; each goes in both directions. 2,000: 3 ms. */
+  friendRows: number
+}
+
+export const DELETION_STEPS: DeletionSteps = { messageRows: 500, friendRows: 2_000 }
+
+/**
+ * Without a caller's beforeNextStep, nothing more is needed for other
+ * callbacks to run between steps: each step waits for its commit, which
+ * comes on a later turn of the event loop (sqlite/group-commit.ts).
+ */
+const noWait = async (): Promise<void> => {}
+
+type Db = Kysely<Database>
+
+export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRows }: DeletionSteps = DELETION_STEPS): PersonRepository['delete'] => {
+  // Friendships and messages go by ON DELETE CASCADE and the trigger, in the same statement.
+  const deleteNow = async (id: string, expectedVersion?: number): Promise<boolean> => {
+    const result = await db.deleteFrom('person').where('id', '=', id)
+      .$if(expectedVersion !== undefined, (query) => query.where('version', '=', expectedVersion as number))
+      .executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+  // The one statement deletes everything at once where it does not run on
+  // the event loop, and inside a transaction another one cannot be begun.
+  if (dialect === 'postgres' || db.isTransaction) return deleteNow
+
+  // Whether a person has a step's worth of messages or friends (each count
+  // stops at a step). The sizes are written into the SQL: bound as values,
+  // they made every deletion cost 80 µs more.
+  const [messageStep, friendStep] = [sql.lit(messageRows), sql.lit(friendRows)]
+  const stepped = sql<boolean>`(select count(*) from (select 1 from message where person_pk = person.pk limit ${messageStep})) = ${messageStep}
+    or (select count(*) from (select 1 from friendship where person_pk = person.pk limit ${friendStep})) = ${friendStep}`
+  // Most people have less: they go in the one statement, asked only to be so.
+  const deleteSmall = async (id: string, expectedVersion?: number): Promise<boolean> => {
+    const result = await db.deleteFrom('person').where('id', '=', id).where(sql<boolean>`not (${stepped})`)
+      .$if(expectedVersion !== undefined, (query) => query.where('version', '=', expectedVersion as number))
+      .executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+  const target = async (id: string) =>
+    db.selectFrom('person').select(['pk', stepped.as('stepped')]).where('id', '=', id).executeTakeFirst()
+
+  /** Deletes a step of the person's messages and friendships; true when a whole step went, so more may be left. */
+  const step = async (executor: Db, pk: number): Promise<boolean> => {
+    const messages = await sql`delete from message where rowid in
+      (select rowid from message where person_pk = ${pk} limit ${messageRows})`.execute(executor)
+    // Both directions of each friendship in one statement, so none is left one-sided.
+    const friends = await sql`delete from friendship
+      where (person_pk = ${pk} and friend_pk in (select friend_pk from friendship where person_pk = ${pk} order by friend_pk limit ${friendRows}))
+        or (friend_pk = ${pk} and person_pk in (select friend_pk from friendship where person_pk = ${pk} order by friend_pk limit ${friendRows}))`.execute(executor)
+    return messages.numAffectedRows === BigInt(messageRows) || friends.numAffectedRows === BigInt(2 * friendRows)
+  }
+
+  return async (id, expectedVersion, beforeNextStep = noWait) => {
+    if (await deleteSmall(id, expectedVersion)) return true
+    // Nobody, another version, or somebody with more than a step.
+    const found = await target(id)
+    if (found === undefined || !found.stepped) return deleteNow(id, expectedVersion)
+    const { pk } = found
+    const started = await db.transaction().execute(async (trx) => {
+      if (expectedVersion !== undefined) {
+        const [row] = await trx.selectFrom('person').select('version').where('pk', '=', pk).execute()
+        if (row?.version !== expectedVersion) return undefined
+      }
+      return { more: await step(trx, pk) }
+    })
+    if (started === undefined) return false
+    for (let more = started.more; more; more = await step(db, pk)) await beforeNextStep()
+    await beforeNextStep()
+    return deleteNow(id)
+  }
+}
