@@ -2,7 +2,7 @@ import t from 'tap'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 import { connectRedis, openRedis, type Redis } from '@people-service/infra'
 import { skipWithoutRedis, testRedisUrl, type Teardown } from '@people-service/infra/testing'
-import { apiKeyOf, budgetOf, build, loginAs, weightedRoutes } from './helper.js'
+import { apiKeyOf, budgetOf, build, loginAs, PASSWORD, weightedRoutes } from './helper.js'
 
 const redisClient = async (t: Teardown): Promise<Redis> => {
   const client = openRedis(await testRedisUrl())
@@ -76,4 +76,19 @@ t.test('through Redis, a key and its account pay together or not at all, across 
   t.equal(budgetOf(accountRefused), '429 20/1')
   t.match(accountRefused.json().message, /the account of this API key/)
   t.equal(budgetOf(await charge(two, key, 1)), '200 20/0', 'the key kept its two')
+})
+
+t.test('through Redis, the password checks of one username are counted across instances', { skip: skipWithoutRedis }, async (t) => {
+  const { one, two } = await twoInstances(t, 1000)
+  await one.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  const login = (app: typeof one) => app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: PASSWORD } })
+  // The default login limit: 10 failures, 5 × 10 = 50 checks per username.
+  const statuses: number[] = []
+  for (let i = 0; i < 25; i++) statuses.push((await login(one)).statusCode, (await login(two)).statusCode)
+  t.same(statuses, Array<number>(50).fill(200))
+  for (const app of [one, two]) {
+    const refused = await login(app)
+    t.equal(refused.statusCode, 429, 'either instance refuses the 51st')
+    t.match(refused.json().message, /too many logins for this username/)
+  }
 })

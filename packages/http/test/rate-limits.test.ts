@@ -74,7 +74,7 @@ t.test('the RateLimit headers show the budget closer to running out, the key\'s 
   t.equal(through.headers['ratelimit-remaining'], '2')
 })
 
-t.test('successful logins are not counted: a busy office behind one address never locks itself out', async (t) => {
+t.test('successful logins are not counted as failures: a busy office behind one address never locks itself out', async (t) => {
   const { app } = await build(t, { access: { limits: { loginMax: 2, loginWindowMs: 60_000 } } })
   const people = ['ada', 'grace', 'edsger', 'barbara', 'alan', 'margaret', 'donald', 'frances', 'john', 'radia', 'ken', 'dennis']
   for (const username of people) await app.access.useCases.createAccount({ username, password: PASSWORD, role: 'viewer' })
@@ -88,6 +88,29 @@ t.test('successful logins are not counted: a busy office behind one address neve
   const failures = []
   for (let i = 0; i < 3; i++) failures.push((await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: 'wrong password' } })).statusCode)
   t.same(failures, [401, 401, 429], 'failures still count')
+})
+
+t.test('every password check is paid for by its username: one account logging in over and over is refused before its password is checked', async (t) => {
+  let verifications = 0
+  const hasher = fastPasswordHasher()
+  const counting: PasswordHasher = { ...hasher, decoyHash: hasher.decoyHash, verify: async (password, hash) => { verifications++; return hasher.verify(password, hash) } }
+  // loginMax 2: 2 failures, and 5 × 2 = 10 checks, per username per window.
+  const { app } = await build(t, { ports: createInMemoryPorts({ passwords: counting }), access: { limits: { loginMax: 2, loginWindowMs: 60_000 } } })
+  for (const username of ['ada', 'grace']) await app.access.useCases.createAccount({ username, password: PASSWORD, role: 'viewer' })
+  const attempt = (username: string, password = PASSWORD) => app.inject({ method: 'POST', url: '/auth/login', payload: { username, password } })
+  verifications = 0
+  t.equal((await attempt('ada', 'a wrong one')).statusCode, 401, 'a failure is a check too')
+  const logins = []
+  for (let i = 0; i < 12; i++) logins.push(await attempt('ada'))
+  t.same(logins.map((response) => response.statusCode), [...Array<number>(9).fill(200), 429, 429, 429])
+  t.equal(verifications, 10, 'the three refused never reached the password check')
+  const refused = logins[9]!
+  t.equal(refused.json().code, 'RATE_LIMITED')
+  t.match(refused.json().message, /too many logins for this username: 10 requests per 60 s/)
+  t.ok(Number(refused.headers['retry-after']) > 0, 'with Retry-After')
+  t.equal((await attempt('ada')).statusCode, 429, 'the right password waits for the window')
+  t.equal(verifications, 10)
+  t.equal((await attempt('grace')).statusCode, 200, 'another username from the same address logs in')
 })
 
 t.test('every response to a caller carries the budget headers, errors included', async (t) => {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest, Agent } from 'node:http'
 import { join } from 'node:path'
 import t from 'tap'
+import { ADMIN_PASSWORD } from './helper.js'
 import { adminHeaders, startServerProcess, type ServerProcess } from './server-process.js'
 
 let credentials: Record<string, string> = {}
@@ -41,6 +42,24 @@ t.test('the real server serves the resource API over HTTP on a SQLite file', asy
   t.equal((await json(`${base}/person`, { method: 'POST', body: '{"name":' })).status, 400)
   t.equal((await json(`${base}/person/${ada.body.id}`, { method: 'DELETE' })).status, 200)
   t.equal((await json(`${base}/person/${ada.body.id}`)).status, 404)
+})
+
+t.test('logging in over and over spends the username\'s password checks: then 429, with no password checked', async (t) => {
+  // LOGIN_RATE_LIMIT_MAX=2: two failures, and 5 × 2 = 10 checks, per username per window.
+  const server = await startServerProcess(t, { LOGIN_RATE_LIMIT_MAX: '2' })
+  const login = async () => {
+    const started = performance.now()
+    const response = await fetch(`${server.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) })
+    return { status: response.status, body: await response.json() as { message?: string }, retryAfter: response.headers.get('retry-after'), ms: performance.now() - started }
+  }
+  const logins = []
+  for (let i = 0; i < 11; i++) logins.push(await login())
+  t.same(logins.map((response) => response.status), [...Array<number>(10).fill(200), 429])
+  const refused = logins[10]!
+  t.match(refused.body.message, /too many logins for this username/)
+  t.ok(Number(refused.retryAfter) > 0, 'with Retry-After')
+  const quickestCheck = Math.min(...logins.slice(0, 10).map((response) => response.ms))
+  t.ok(refused.ms < quickestCheck, `refused in ${refused.ms.toFixed(1)} ms, before scrypt (each check took ${quickestCheck.toFixed(0)} ms or more)`)
 })
 
 t.test('SQLITE_MMAP_MB maps the database file into the server; by default it is only read', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {

@@ -116,7 +116,7 @@ t.test('with REDIS_URL, GraphQL operations charge their cost to one budget acros
   t.same((await call(one.url, 'GET', '/people', admin)).json(), [], 'the refused mutation never ran: no Eve')
 })
 
-t.test('with REDIS_URL, failed logins count across instances and successful ones do not count at all', { skip: skipWithoutRedis }, async (t) => {
+t.test('with REDIS_URL, failed logins count across instances and successful ones do not count as failures', { skip: skipWithoutRedis }, async (t) => {
   const { one, two } = await twoInstances(t, { LOGIN_RATE_LIMIT_MAX: '2' })
   const attempt = async (base: string, password: string) => (await call(base, 'POST', '/auth/login', {}, { username: 'admin', password })).status
   const statuses = []

@@ -23,6 +23,14 @@ export const RATE_LIMIT_DEFAULTS: RateLimitSettings = { max: 1000, windowMs: 60_
 // still leaves room for its people.
 const LOGIN_ADDRESS_FACTOR = 5
 
+// A password check costs 170 ms of CPU (scrypt, 2-core AMD EPYC), a thousand
+// requests' worth: one account logging in over and over in parallel cut
+// everyone else's throughput to a third, uncounted, since only failures
+// were. Every check is paid for, per username, whatever its outcome: this
+// many times the failures allowed (50 a window by default, one every 18 s;
+// a client needs one per token lifetime).
+const LOGIN_CHECKS_FACTOR = 5
+
 export interface RateLimits {
   /**
    * Charges `units` requests to the caller's budget and, for a key, to its
@@ -37,9 +45,11 @@ export interface RateLimits {
   /**
    * Runs a password check (`attempt`) under the login limits: 429 before it
    * runs when the client address, or the address with this username, has
-   * used up its failed attempts. Only a failure (INVALID_CREDENTIALS) is
-   * counted, so many people logging in from one office address never lock
-   * each other out.
+   * used up its failed attempts, or the username its password checks. Only
+   * a failure (INVALID_CREDENTIALS) counts against the failed attempts, so
+   * many people logging in from one office address never lock each other
+   * out; every check counts against its username's checks, so one account
+   * cannot spend the service's CPU on logins.
    */
   guardLogin<T>(request: FastifyRequest, reply: FastifyReply, username: string, attempt: () => Promise<T>): Promise<T>
 }
@@ -103,6 +113,8 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   const callers = countersOf(settings, 'caller', windowMs)
   const logins = countersOf(settings, 'login', loginWindowMs)
   const addressMax = loginMax * LOGIN_ADDRESS_FACTOR
+  const checks = countersOf(settings, 'login-check', loginWindowMs)
+  const checksMax = loginMax * LOGIN_CHECKS_FACTOR
 
   let lastWarning = 0
   const storeFailed = (request: FastifyRequest, error: unknown): void => {
@@ -192,6 +204,10 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
           if (addressMax - fromAddress.used <= addressPlace) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', now)
           if (loginMax - forUser.used <= userPlace) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', now)
         }
+        // Paid before it runs, so parallel checks never outrun the budget.
+        const paid = checks.charge(user, checksMax, undefined, 0, 1)
+        const check = paid instanceof Promise ? await tallyOf(request, paid) : paid
+        if (check?.refusedBy === 1) refuse(reply, checksMax, check.first, loginWindowMs, 1, 'too many logins for this username', Date.now())
         return await attempt()
       } catch (error) {
         if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await tallyOf(request, logins.charge(address, addressMax, user, loginMax, 1))

@@ -12,7 +12,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (
       operationId: 'logIn',
       tags: ['auth'],
       summary: 'Exchange a username and password for a short-lived access token',
-      description: 'Failed attempts are limited per client address and per username (429 with Retry-After).',
+      description: 'Failed attempts are limited per client address and per username, and password checks per username whatever their outcome ' +
+        '(5 × `LOGIN_RATE_LIMIT_MAX` per window: a check costs a thousand requests\' CPU); past either, 429 with Retry-After, before any password is checked.',
       body: LoginSchema,
       response: {
         200: documented(TokenSchema, { description: 'An access token: send it as `Authorization: Bearer <access_token>`', example: EXAMPLES.token, headers: ['Cache-Control'] }),
