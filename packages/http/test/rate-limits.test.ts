@@ -201,6 +201,18 @@ t.test('behind a trusted proxy the login limit counts by the client, never by an
   t.same(await spray(direct, '198.51.100.9', 10, 1), [429], 'without a trusted proxy, X-Forwarded-For buys no fresh budget')
 })
 
+t.test('an IPv6 client buys no fresh login budget by moving to another address of its /56', async (t) => {
+  const { app } = await build(t, { access: { limits: { loginMax: 1, loginWindowMs: 60_000 } } })
+  // One failure per username: the address budget, 5 × 1, runs out; each attempt from a new address of one /56.
+  const attempt = (i: number, remoteAddress: string) =>
+    app.inject({ method: 'POST', url: '/auth/login', payload: { username: `user-${i}`, password: 'wrong password' }, remoteAddress })
+  const statuses: number[] = []
+  for (let i = 0; i < 6; i++) statuses.push((await attempt(i, `2001:db8:1:2${i}::${i + 1}`)).statusCode)
+  t.same(statuses, [401, 401, 401, 401, 401, 429])
+  t.equal((await attempt(10, '2001:db8:1:300::1')).statusCode, 401, 'the next /56 is another client')
+  t.equal((await attempt(11, '::ffff:203.0.113.7')).statusCode, 401, 'and an IPv4 client too')
+})
+
 t.test('guessing one username from many addresses is limited per username; other usernames still get answers', async (t) => {
   const { app } = await build(t, { access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
   await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })

@@ -62,6 +62,18 @@ t.test('logging in over and over spends the username\'s password checks: then 42
   t.ok(refused.ms < quickestCheck, `refused in ${refused.ms.toFixed(1)} ms, before scrypt (each check took ${quickestCheck.toFixed(0)} ms or more)`)
 })
 
+t.test('behind a trusted proxy, an IPv6 client moving about its /56 spends one budget of failed logins', async (t) => {
+  // LOGIN_RATE_LIMIT_MAX=1: one failure per username, 5 per client.
+  const server = await startServerProcess(t, { LOGIN_RATE_LIMIT_MAX: '1', TRUST_PROXY: '127.0.0.1' })
+  const attempt = async (username: string, client: string) => (await fetch(`${server.url}/auth/login`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify({ username, password: 'a guess' })
+  })).status
+  const statuses: number[] = []
+  for (let i = 0; i < 6; i++) statuses.push(await attempt(`user-${i}`, `2001:db8:7:1${i}::${i + 1}`))
+  t.same(statuses, [401, 401, 401, 401, 401, 429])
+  t.equal(await attempt('user-9', '2001:db8:8::1'), 401, 'another /56 is another client')
+})
+
 t.test('SQLITE_MMAP_MB maps the database file into the server; by default it is only read', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   // The file itself, not its -wal or -shm (the WAL index is always mapped).
   const mapsFile = (server: ServerProcess) => readFileSync(`/proc/${server.child.pid}/maps`, 'utf8')

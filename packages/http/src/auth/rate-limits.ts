@@ -1,6 +1,7 @@
 import { type Caller, isDomainError } from '@people-service/domain'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type BudgetCounters, type BudgetWindow, memoryBudgetCounters, type Tally } from './budget-counters.js'
+import { clientOf } from './client-address.js'
 import { redisBudgetCounters, type RedisScripting } from './redis-budget-counters.js'
 
 export interface RateLimitSettings {
@@ -187,7 +188,7 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       // number of addresses it comes from; an address as a whole gets more
       // (addressMax), so a busy office behind it is not locked out by a few
       // colleagues' typos.
-      const address = `address:${request.ip}`
+      const address = `address:${clientOf(request.ip)}`
       const user = `username:${username}`
       // Attempts still running have not been counted yet: without this, a
       // burst of parallel guesses would all read the same count and all be
