@@ -269,6 +269,28 @@ t.test('caps on aliases, directives and tokens', async (t) => {
   t.match(tokens.body.errors?.[0]?.message, /more that 2000 tokens/)
 })
 
+t.test('fragments that spread one another twice over are refused for the selections they come to, before any walk spreads them', async (t) => {
+  const { api } = await build(t)
+  /** `levels` fragments, each spreading the next twice: 2^levels fields in a document of a few hundred characters. */
+  const doubling = (levels: number, name: string): string =>
+    `query ${name} { people(limit: 1) { ...F0 } } ` +
+    Array.from({ length: levels }, (_, i) => `fragment F${i} on Person { ...F${i + 1} ...F${i + 1} }`).join(' ') + ` fragment F${levels} on Person { id }`
+  // people, ...F0 and 3 · 2^levels − 2 below it: 11 levels are 6,144 selections, 12 are 12,288.
+  const eleven = await graphql(api, postGraphQL(doubling(11, 'Eleven')))
+  t.equal(eleven.status, 200, '6,144 selections run')
+  // Spread at every use, 60 levels were 2^60 steps of every check that spreads fragments.
+  for (const levels of [12, 60, 100]) {
+    const started = Date.now()
+    const refused = await graphql(api, postGraphQL(doubling(levels, `Doubling${levels}`)))
+    t.equal(refused.status, 400, `${levels} levels`)
+    t.same(codesOf(refused.body), ['TOO_MANY_SELECTIONS'])
+    t.equal(refused.body.errors?.[0]?.message, `operation Doubling${levels} has more than 10,000 fields and fragments once its fragments are spread`)
+    t.ok(Date.now() - started < 1000, `${levels} levels refused at once`)
+  }
+  const overGet = await graphql(api, getGraphQL(doubling(60, 'OverGet')))
+  t.same([overGet.status, codesOf(overGet.body)], [400, ['TOO_MANY_SELECTIONS']], 'over GET too')
+})
+
 t.test('in production: no introspection, no GraphiQL, no "Did you mean"', async (t) => {
   const { api } = await build(t, { production: true })
   const introspection = await graphql(api, getGraphQL('{ __schema { queryType { name } } }'))

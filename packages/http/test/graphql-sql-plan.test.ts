@@ -1,6 +1,8 @@
 import t from 'tap'
 import { cursorAfterPerson, uuidv7Generator, type Person, type Ports } from '@people-service/domain'
-import { MOST_ROWS_PER_REQUEST } from '../src/graphql/sql-plan.js'
+import { buildSchema, getOperationAST, Kind, parse, type DocumentNode, type FragmentDefinitionNode } from 'graphql'
+import { schema } from '../src/graphql/schema.js'
+import { MOST_ROWS_PER_REQUEST, SqlPlan } from '../src/graphql/sql-plan.js'
 import { apiKeyOf, build, clientOf, getGraphQL, postGraphQL, type Injector } from './helper.js'
 
 /*
@@ -122,4 +124,21 @@ t.test('callers the policy refuses, or that have no credentials, get the same an
   t.match(await same(t, refused, postGraphQL(query), 'a key without people:read'), /FORBIDDEN/)
   const anonymous = { on: clientOf(data.apps.on, {}), off: clientOf(data.apps.off, {}) }
   t.match(await same(t, anonymous, postGraphQL(query), 'no credentials'), /UNAUTHENTICATED/)
+})
+
+t.test('the plan looks at each fragment once per level, however often it is spread', async (t) => {
+  // 60 fragments each spreading the next twice: looked at where spread, 2^60
+  // steps (the document limits refuse such a document first; this is the
+  // plan's own guard).
+  const doubling = (last: string): DocumentNode => parse('query Doubling { people(limit: 1) { ...F0 } } ' +
+    Array.from({ length: 60 }, (_, i) => `fragment F${i} on Person { ...F${i + 1} ...F${i + 1} }`).join(' ') + ` fragment F60 on Person { ${last} }`)
+  const planOf = (document: DocumentNode) => {
+    const fragments: Record<string, FragmentDefinitionNode> = {}
+    for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
+    return SqlPlan.of(buildSchema(schema), getOperationAST(document)!, fragments, () => { throw new Error('not run here') })
+  }
+  const started = Date.now()
+  t.ok(planOf(doubling('id name')) instanceof SqlPlan, 'people and their names: a plan')
+  t.equal(planOf(doubling('id messages(limit: 1) { text }')), undefined, 'a field the plan does not compile, at the end of the fragments: no plan')
+  t.ok(Date.now() - started < 1000, `both looked at in ${Date.now() - started} ms`)
 })

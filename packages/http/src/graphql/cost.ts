@@ -4,6 +4,7 @@ import {
 } from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
 import { LIST_ARGUMENTS, listLimit, type ListField } from './argument-limits.js'
+import { GRAPHQL_LIMITS } from './limits.js'
 
 /**
  * The worst-case cost of a query, in units of about one row read and
@@ -55,6 +56,8 @@ const computeCost = (schema: GraphQLSchema, document: DocumentNode, operationNam
     query: document,
     estimators: [estimator],
     variables,
+    // The document limits count the same nodes first, in one pass (limits.ts).
+    maxQueryNodes: GRAPHQL_LIMITS.maxSelections + 1,
     ...(operationName ? { operationName } : {})
   })
 

@@ -1,7 +1,10 @@
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases'
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth'
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives'
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext, type ValidationRule } from 'graphql'
+import {
+  GraphQLError, Kind, NoSchemaIntrospectionCustomRule, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext,
+  type ValidationRule
+} from 'graphql'
 
 /** What a single GraphQL document may ask for; checked before anything runs, the same over HTTP and WebSocket. */
 export const GRAPHQL_LIMITS = {
@@ -21,6 +24,12 @@ export const GRAPHQL_LIMITS = {
   maxAliases: 30,
   /** Directive uses in one operation, fragments counted where spread. */
   maxDirectives: 30,
+  /**
+   * Selections of one operation (fields, fragment spreads, inline
+   * fragments), fragments counted where spread: the nodes the cost walk
+   * reads (graphql-query-complexity's own default cap).
+   */
+  maxSelections: 10_000,
   /** Runs of one operation before graphql-jit compiles it (plan.ts; `npm run bench` measures both). */
   jitAfter: 1
 } as const
@@ -50,6 +59,44 @@ export const documentRules = (production: boolean): ValidationRule[] => [
   maxDirectivesRule({ n: GRAPHQL_LIMITS.maxDirectives, ...reportAs('TOO_MANY_DIRECTIVES') }),
   ...(production ? [NoSchemaIntrospectionCustomRule] : [])
 ]
+
+/**
+ * The refusals of operations with more than maxSelections selections once
+ * their fragments are spread where they are used, checked before
+ * validation. 30 fragments each spreading the next twice are a 1 KB
+ * document of two billion selections: every walk that spreads fragments
+ * (the validation rules, the cost, the SQL plan) worked through them until
+ * its own limit, 10–40 ms a time, or without one for as long as 2^30 steps
+ * take. Here each fragment is counted once, in one pass over the document;
+ * a fragment met again inside itself (a cycle, which validation refuses)
+ * adds nothing more.
+ */
+export const tooManySelections = (document: DocumentNode): GraphQLError[] => {
+  const fragments = new Map<string, FragmentDefinitionNode>()
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition)
+  const spread = new Map<string, number>()
+  const selectionsIn = (selectionSet: SelectionSetNode | undefined): number => {
+    let selections = 0
+    for (const selection of selectionSet?.selections ?? []) {
+      selections += 1 + (selection.kind === Kind.FRAGMENT_SPREAD ? selectionsOfFragment(selection.name.value) : selectionsIn(selection.selectionSet))
+    }
+    return selections
+  }
+  const selectionsOfFragment = (name: string): number => {
+    const known = spread.get(name)
+    if (known !== undefined) return known
+    spread.set(name, 0)
+    const selections = selectionsIn(fragments.get(name)?.selectionSet)
+    spread.set(name, selections)
+    return selections
+  }
+  const most = GRAPHQL_LIMITS.maxSelections
+  return document.definitions.flatMap((definition) => {
+    if (definition.kind !== Kind.OPERATION_DEFINITION || selectionsIn(definition.selectionSet) <= most) return []
+    const operation = definition.name === undefined ? 'the operation' : `operation ${definition.name.value}`
+    return [refusal(`${operation} has more than ${most.toLocaleString('en')} fields and fragments once its fragments are spread`, 'TOO_MANY_SELECTIONS')]
+  })
+}
 
 /**
  * Whether a `query` that did not parse is JSON: a client sending a

@@ -107,21 +107,33 @@ const variablesIn = (value: ValueNode, into: Set<string>): void => {
 
 type Level = 'query' | 'person' | 'address'
 
+/**
+ * What a fragment spread at a level came to: each fragment is walked once
+ * per level, however often it is spread. Walked at every spread, a chain of
+ * fragments each spreading the next twice (30 of them: a 1 KB document)
+ * took 2^30 steps before any limit was checked. A spread met again while
+ * its fragment is still being walked (a cycle, which validation refuses
+ * later) counts as compilable meanwhile.
+ */
+type Spread = Map<string, boolean>
+
 /** Whether every field under a selection set, at every depth, is one the plan compiles; collects the variables its shape reads. */
-const compilable = (selectionSet: SelectionSetNode, level: Level, fragments: Fragments, shape: Shape, visiting = new Set<string>()): boolean =>
+const compilable = (selectionSet: SelectionSetNode, level: Level, fragments: Fragments, shape: Shape, spread: Spread = new Map()): boolean =>
   selectionSet.selections.every((selection) => {
     for (const directive of selection.directives ?? []) {
       if (directive.name.value !== 'skip' && directive.name.value !== 'include') return false
       for (const argument of directive.arguments ?? []) variablesIn(argument.value, shape.variables)
     }
-    if (selection.kind === Kind.INLINE_FRAGMENT) return compilable(selection.selectionSet, level, fragments, shape, visiting)
+    if (selection.kind === Kind.INLINE_FRAGMENT) return compilable(selection.selectionSet, level, fragments, shape, spread)
     if (selection.kind === Kind.FRAGMENT_SPREAD) {
       const fragment = fragments[selection.name.value]
       if (fragment === undefined) return false
-      if (visiting.has(fragment.name.value)) return true
-      visiting.add(fragment.name.value)
-      const ok = compilable(fragment.selectionSet, level, fragments, shape, visiting)
-      visiting.delete(fragment.name.value)
+      const key = `${level} ${fragment.name.value}`
+      const known = spread.get(key)
+      if (known !== undefined) return known
+      spread.set(key, true)
+      const ok = compilable(fragment.selectionSet, level, fragments, shape, spread)
+      spread.set(key, ok)
       return ok
     }
     const name = selection.name.value
@@ -131,12 +143,12 @@ const compilable = (selectionSet: SelectionSetNode, level: Level, fragments: Fra
         if (!ROOT_FIELDS.has(name)) return false
         // A name filter is a search: the resolvers' path, with its index.
         if (name === 'people' && args.some((argument) => argument.name.value === 'name')) return false
-        return selection.selectionSet === undefined || compilable(selection.selectionSet, 'person', fragments, shape, visiting)
+        return selection.selectionSet === undefined || compilable(selection.selectionSet, 'person', fragments, shape, spread)
       case 'person':
-        if (name === 'address') return selection.selectionSet !== undefined && compilable(selection.selectionSet, 'address', fragments, shape, visiting)
+        if (name === 'address') return selection.selectionSet !== undefined && compilable(selection.selectionSet, 'address', fragments, shape, spread)
         if (name === 'friends') {
           for (const argument of args) variablesIn(argument.value, shape.variables)
-          return selection.selectionSet !== undefined && compilable(selection.selectionSet, 'person', fragments, shape, visiting)
+          return selection.selectionSet !== undefined && compilable(selection.selectionSet, 'person', fragments, shape, spread)
         }
         return name === '__typename' || isPersonScalar(name)
       case 'address':
