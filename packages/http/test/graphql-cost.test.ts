@@ -28,7 +28,7 @@ const ask = async (url: string, credentials: Headers, query: string, method: 'GE
 }
 
 const FRIENDS = '{ people(limit: 100) { friends(limit: 10) { name } } }' // 100 + 100·10 = 1,100: 11 requests
-// 100 friends of the new person, and 30 friends of each: 100 + 100·30 = 3,100, 31 requests.
+// One write (100), 100 friends of the new person and 30 friends of each: 100 + 100 + 100·30 = 3,200, 32 requests.
 const COSTLY_MUTATION = 'mutation { createPerson(input: { name: "Eve" }) { name friends(limit: 100) { friends(limit: 30) { id } } } }'
 const DATA = /\b(person|friendship|message)\b/
 
@@ -40,7 +40,9 @@ t.test('an operation counts max(1, ceil(cost / 100)) requests; RateLimit-Remaini
     [FRIENDS, 'POST', 1100, 11],
     ['{ people(limit: 101) { id } }', 'POST', 101, 2],
     ['{ people(limit: 100) { id } }', 'GET', 100, 1],
-    ['mutation { createPerson(input: { name: "Ada" }) { id } }', 'POST', 0, 1],
+    ['mutation { createPerson(input: { name: "Ada" }) { id } }', 'POST', 100, 1],
+    // Each write counts as the REST request that makes it would.
+    ['mutation { a: createPerson(input: { name: "A" }) { id } b: createPerson(input: { name: "B" }) { id } c: createPerson(input: { name: "C" }) { id } }', 'POST', 300, 3],
     ['{ people(limit: 1, name: "Ad") { name } }', 'GET', 2001, 21]
   ]
   let left = 1000
@@ -71,13 +73,14 @@ t.test('an operation that costs more than the budget has left is refused with 42
   t.equal((await ask(url, editor, FRIENDS)).remaining, '29')
   database.statements.length = 0
   for (const method of ['POST', 'GET'] as const) {
-    const query = method === 'POST' ? COSTLY_MUTATION : '{ people(limit: 100) { friends(limit: 30) { id } } }'
+    // The mutation: 3,200, 32 requests; the query 3,100, 31; one of them paid on arrival.
+    const [query, requested, rest] = method === 'POST' ? [COSTLY_MUTATION, 3200, 31] : ['{ people(limit: 100) { friends(limit: 30) { id } } }', 3100, 30]
     const refused = await ask(url, editor, query, method)
     t.equal(refused.status, 429, `${method}: the budget cannot pay`)
     t.ok(Number(refused.retryAfter) > 0, `Retry-After ${refused.retryAfter}`)
     t.match(refused.body, {
-      errors: [{ message: /rate limit exceeded for this account: 40 requests per 60 s; this costs 30 and \d+ are left/, extensions: { code: 'RATE_LIMITED' } }],
-      extensions: { cost: { requested: 3100, charged: 1 } }
+      errors: [{ message: new RegExp(`rate limit exceeded for this account: 40 requests per 60 s; this costs ${rest} and \\d+ are left`), extensions: { code: 'RATE_LIMITED' } }],
+      extensions: { cost: { requested, charged: 1 } }
     })
     t.notOk('data' in refused.body, 'no data: nothing ran')
   }

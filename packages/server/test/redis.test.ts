@@ -105,11 +105,11 @@ t.test('with REDIS_URL, GraphQL operations charge their cost to one budget acros
   }
   // 100 people and 10 friends each: 1,100, 11 requests.
   const friends = '{ people(limit: 100) { friends(limit: 10) { name } } }'
-  // 100 + 100·30 = 3,100: 31 requests.
+  // One write (100) + 100 + 100·30 = 3,200: 32 requests.
   const costly = 'mutation { createPerson(input: { name: "Eve" }) { friends(limit: 100) { friends(limit: 30) { id } } } }'
   t.same(await graphql(one.url, friends), { status: 200, remaining: '29', extensions: { cost: { requested: 1100, charged: 11 } } })
-  t.same(await graphql(two.url, costly), { status: 429, remaining: '28', extensions: { cost: { requested: 3100, charged: 1 } } },
-    'the other instance sees what the first charged: 28 left after reading it, 30 more cannot be paid')
+  t.same(await graphql(two.url, costly), { status: 429, remaining: '28', extensions: { cost: { requested: 3200, charged: 1 } } },
+    'the other instance sees what the first charged: 28 left after reading it, 31 more cannot be paid')
   t.same(await graphql(two.url, friends), { status: 200, remaining: '17', extensions: { cost: { requested: 1100, charged: 11 } } })
   t.same(await graphql(one.url, friends), { status: 200, remaining: '6', extensions: { cost: { requested: 1100, charged: 11 } } })
   t.equal((await graphql(two.url, friends)).status, 429, 'six left cannot pay eleven')

@@ -6,6 +6,9 @@ import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexit
 import { LIST_ARGUMENTS, listLimit, type ListField } from './argument-limits.js'
 import { GRAPHQL_LIMITS } from './limits.js'
 
+/** Cost units one request of the budget pays for (docs/API.md, "Query endpoint"). */
+export const COST_PER_REQUEST = 100
+
 /**
  * The worst-case cost of a query, in units of about one row read and
  * answered (bench/cost.ts measures what a unit takes). Every list item costs
@@ -16,6 +19,9 @@ import { GRAPHQL_LIMITS } from './limits.js'
  * does not carry: `age`, `email` and `address` of a list entry load the whole
  * person (1 each), as `Message.person` does (1); a `name` filter reads the
  * name index or, under three characters, scans every name (NAME_SEARCH).
+ * A mutation field does what one REST write does and costs what one request
+ * pays for (COST_PER_REQUEST): thirty aliased `sendMessage` in one document
+ * had been charged one request for thirty writes.
  * Arguments are in range by now (argument-limits.ts checks them first).
  */
 export const COST_WEIGHTS = {
@@ -24,7 +30,9 @@ export const COST_WEIGHTS = {
   /** A field only the whole person has, per item of the list it is in. */
   wholePersonField: 1,
   /** `Message.person`: one person looked up by id. */
-  messagePerson: 1
+  messagePerson: 1,
+  /** A field of the Mutation type: one write, as one REST request is. */
+  mutation: COST_PER_REQUEST
 } as const
 
 const WHOLE_PERSON_FIELDS = new Set(['Person.age', 'Person.email', 'Person.address'])
@@ -40,6 +48,7 @@ const estimator: ComplexityEstimator = ({ type, field, args, childComplexity }) 
   }
   if (WHOLE_PERSON_FIELDS.has(key)) return COST_WEIGHTS.wholePersonField + childComplexity
   if (key === 'Message.person') return COST_WEIGHTS.messagePerson + childComplexity
+  if (type.name === 'Mutation') return COST_WEIGHTS.mutation + childComplexity
   // A connection's edges are as many as its `first`, counted at the connection.
   if (key === 'PersonConnection.edges') return childComplexity
   // Every other list of the schema is limited; only introspection's lists are
@@ -119,9 +128,6 @@ export const operationCost = (schema: GraphQLSchema, document: DocumentNode, ope
     return cost
   }
 }
-
-/** Cost units one request of the budget pays for (docs/API.md, "Query endpoint"). */
-export const COST_PER_REQUEST = 100
 
 /** What an operation of this cost counts against the caller's budget, in requests: max(1, ceil(cost / 100)). */
 export const requestsFor = (cost: number): number => Math.max(1, Math.ceil(cost / COST_PER_REQUEST))
