@@ -73,13 +73,11 @@ export const kyselyMessageRepository = (db: Kysely<Database>, dialect: Dialect):
       let query = db.selectFrom('message')
         .select(['id', 'text', 'sender_id', 'sent_at'])
         .where('person_pk', '=', pkOf(personId))
-      if (before) {
-        const sentAt = before.sentAt.toISOString()
-        query = query.where((eb) => eb.or([
-          eb('sent_at', '<', sentAt),
-          eb.and([eb('sent_at', '=', sentAt), eb('id', '<', before.id)])
-        ]))
-      }
+      // One row-value comparison: the inbox index seeks to it. Spelled
+      // `sent_at < ? or (sent_at = ? and id < ?)`, SQLite read the person's
+      // inbox from the newest message on: 35 ms for a cursor older than
+      // all of 400,000 messages, 17 ms halfway, against 0.01 and 0.14 ms.
+      if (before) query = query.where((eb) => eb(eb.refTuple('sent_at', 'id'), '<', eb.tuple(before.sentAt.toISOString(), before.id)))
       const rows = await query.orderBy('sent_at', 'desc').orderBy('id', 'desc').limit(limit).execute()
       return rows.map((row) => toMessage({ ...row, person_id: personId }))
     },
