@@ -118,6 +118,35 @@ const COSTLY = 'subscription ($p: ID) { messageSent(personId: $p) { text person 
 const closedWithin = (client: Client, ms: number): Promise<Closed | 'open'> =>
   Promise.race([client.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), ms))])
 
+t.test('before connection_init only small messages are read, and few; afterwards only a subscribe may be big (else closed 4400)', async (t) => {
+  const { url, admin } = await realServer(t)
+  const padded = (type: string, bytes: number) => JSON.stringify({ type, payload: { padding: 'x'.repeat(bytes) } })
+
+  const pinging = await connect(t, url)
+  pinging.send({ type: 'ping' })
+  t.equal((await pinging.next()).type, 'pong', 'a small ping before connection_init is answered, as the protocol allows')
+  pinging.send(padded('ping', 100_000))
+  // Dropped, without a closing handshake: nothing more it sent is read.
+  const dropped = { code: 1006, reason: '' }
+  t.same(await closedWithin(pinging, 3000), dropped, 'a big one drops the connection unread')
+  t.equal(pinging.messages.length, 1, 'and gets no pong')
+
+  const chatty = await connect(t, url)
+  for (let i = 0; i < 9; i++) chatty.send({ type: 'pong' })
+  t.same(await closedWithin(chatty, 3000), dropped, 'nine messages before connection_init: dropped')
+
+  const bigInit = await connect(t, url)
+  bigInit.send({ type: 'connection_init', payload: { ...admin, padding: 'x'.repeat(20_000) } })
+  t.same(await closedWithin(bigInit, 3000), dropped, 'a connection_init over 16 KiB: dropped')
+
+  const client = await connect(t, url)
+  await client.init(admin)
+  client.subscribe('1', MESSAGE_SENT, { p: null, padding: 'x'.repeat(100_000) })
+  t.same(await closedWithin(client, 300), 'open', 'a subscribe of 100 KB is read')
+  client.send(padded('ping', 100_000))
+  t.same(await closedWithin(client, 3000), { code: 4400, reason: 'Invalid message received' }, 'a ping of 100 KB closes the connection')
+})
+
 t.test('a connection that sends no connection_init is closed 4408; the deadline is 10 s unless set', async (t) => {
   t.equal(SUBSCRIPTION_DEFAULTS.initTimeoutMs, 10_000)
   const { url, admin } = await realServer(t, { subscriptions: { initTimeoutMs: 300 } })

@@ -6,6 +6,8 @@ export interface RawSocket {
   readonly readyState: number
   send(data: string, callback?: (error?: Error) => void): void
   close(code?: number, reason?: string): void
+  /** Drops the connection at once: nothing more is read from it. */
+  terminate(): void
   on(event: 'message', listener: (data: unknown, isBinary: boolean) => void): unknown
   on(event: 'close', listener: (code: number, reason: Buffer) => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
@@ -44,5 +46,9 @@ export class ScreenedSocket extends EventEmitter {
 
   close (code?: number, reason?: string): void {
     this.#socket.close(code, reason)
+  }
+
+  terminate (): void {
+    this.#socket.terminate()
   }
 }
