@@ -9,6 +9,7 @@ import { personVersionAndIdempotency } from './migrations/2026-11-26-person-vers
 import { compactStorage } from './migrations/2026-11-27-compact-storage.js'
 import { personPageIndex } from './migrations/2026-11-28-person-page-index.js'
 import { personSummaryIndex } from './migrations/2026-11-29-person-summary-index.js'
+import { activeApiKeyIndexes } from './migrations/2026-11-30-active-api-key-indexes.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -20,7 +21,8 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '2026-11-26-person-version-and-idempotency': personVersionAndIdempotency(dialect),
   '2026-11-27-compact-storage': compactStorage(dialect),
   '2026-11-28-person-page-index': personPageIndex(dialect),
-  '2026-11-29-person-summary-index': personSummaryIndex(dialect)
+  '2026-11-29-person-summary-index': personSummaryIndex(dialect),
+  '2026-11-30-active-api-key-indexes': activeApiKeyIndexes
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({
