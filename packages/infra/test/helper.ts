@@ -28,3 +28,25 @@ export const schemaOf = async ({ db, dialect }: DatabaseHandle): Promise<string[
           from pg_constraint where connamespace = current_schema()::regnamespace`.execute(db)
   return rows.map((row) => row.definition).sort()
 }
+
+/**
+ * What `work` resolves to, and how many turns of the event loop other
+ * callbacks had meanwhile (an immediate that schedules itself again): a
+ * SQLite statement answers at once, so work that never gives way runs
+ * whole before any of them.
+ */
+export const turnsDuring = async <T>(work: () => Promise<T>): Promise<{ result: T, turns: number }> => {
+  let working = true
+  let turns = 0
+  const tick = (): void => {
+    if (!working) return
+    turns++
+    setImmediate(tick)
+  }
+  setImmediate(tick)
+  try {
+    return { result: await work(), turns }
+  } finally {
+    working = false
+  }
+}

@@ -3,7 +3,7 @@ import type { PersonSummary } from '@people-service/domain'
 import { seedDatabase, type DatabaseHandle } from '@people-service/infra'
 import { postgresDatabase, type Teardown } from '@people-service/infra/testing'
 import { nameSearch, type NameSearch } from '../src/person/name-search.js'
-import { sqliteFile } from './helper.js'
+import { sqliteFile, turnsDuring } from './helper.js'
 
 /*
  * A name search that no index serves walks the people in id order a range
@@ -76,16 +76,7 @@ t.test('sqlite file: without a caller to ask, the walk lets other callbacks run 
   const handle = await sqliteFile(t)
   await seedDatabase(handle, { people: PEOPLE, friends: 0, messages: 0 })
   const search = nameSearch(handle.db, handle.dialect, SIZES)
-  // SQLite answers at once: without a yield the whole walk would run before any immediate.
-  let searching = true
-  let ticks = 0
-  const tick = () => {
-    if (!searching) return
-    ticks++
-    setImmediate(tick)
-  }
-  setImmediate(tick)
-  t.same(await search({ limit: 10, nameContains: 'zq' }), [])
-  searching = false
-  t.ok(ticks >= rangesOf(PEOPLE) - 1, `another callback ran between every two ranges (${ticks} times, ${rangesOf(PEOPLE)} ranges)`)
+  const { result, turns } = await turnsDuring(() => search({ limit: 10, nameContains: 'zq' }))
+  t.same(result, [])
+  t.ok(turns >= rangesOf(PEOPLE) - 1, `another callback ran between every two ranges (${turns} times, ${rangesOf(PEOPLE)} ranges)`)
 })

@@ -4,7 +4,7 @@ import { createRepositories, type DatabaseHandle } from '@people-service/infra'
 import { postgresDatabase, type Teardown } from '@people-service/infra/testing'
 import { sql } from 'kysely'
 import { personDeletion } from '../src/person/person-deletion.js'
-import { sqliteFile } from './helper.js'
+import { sqliteFile, turnsDuring } from './helper.js'
 
 /*
  * Deleting a person with very many messages or friends goes a step at a
@@ -134,17 +134,8 @@ t.test('sqlite file: without a caller to ask, other callbacks run between steps'
   const handle = await sqliteFile(t)
   const { victim, left } = await world(handle)
   const remove = personDeletion(handle.db, handle.dialect, STEPS)
-  // SQLite answers at once: without a yield every step would run before any immediate.
-  let deleting = true
-  let ticks = 0
-  const tick = () => {
-    if (!deleting) return
-    ticks++
-    setImmediate(tick)
-  }
-  setImmediate(tick)
-  t.equal(await remove(victim.id), true)
-  deleting = false
-  t.ok(ticks >= ASKED, `another callback ran between every two steps (${ticks} times, ${ASKED + 1} steps)`)
+  const { result, turns } = await turnsDuring(() => remove(victim.id))
+  t.equal(result, true)
+  t.ok(turns >= ASKED, `another callback ran between every two steps (${turns} times, ${ASKED + 1} steps)`)
   t.same(await left(), { person: false, messages: 0, friendships: 0, oneSided: 0 })
 })
