@@ -41,8 +41,12 @@ export const trackMethods = (app: FastifyInstance) => {
           url,
           schema: { hide: true },
           config: { methodNotAllowed: true },
-          handler: async (request, reply) => reply.code(405).header('allow', allow)
-            .send(errorBody(405, `${request.method} is not offered on ${url}; use ${allow}`, 'METHOD_NOT_ALLOWED'))
+          // Answered once the caller is known (the access hook, onRequest)
+          // and before the body is read: a method the path does not offer
+          // takes none, and a megabyte of JSON parsed for a 405 was 100 ms.
+          preParsing: async (request, reply) => reply.code(405).header('allow', allow)
+            .send(errorBody(405, `${request.method} is not offered on ${url}; use ${allow}`, 'METHOD_NOT_ALLOWED')),
+          handler: async () => undefined
         })
       }
     }
