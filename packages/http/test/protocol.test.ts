@@ -93,6 +93,7 @@ t.test('a body is read only as far as its route needs: 405 before the body, 16 K
   const unoffered = await app.inject({ method: 'POST', url: '/health/live', headers: json, payload: `${'['.repeat(500_000)}${']'.repeat(500_000)}` })
   t.equal(unoffered.statusCode, 405, 'a megabyte to a method the path does not offer: 405')
   t.equal(unoffered.json().code, 'METHOD_NOT_ALLOWED')
+  t.equal(unoffered.headers.allow, 'GET, HEAD', 'with Allow')
   const login = await app.inject({ method: 'POST', url: '/auth/login', headers: json, payload: { username: 'ada', password: 'x'.repeat(20_000) } })
   t.same([login.statusCode, login.json().code], [400, 'BODY_TOO_LARGE'], 'a login body over 16 KiB')
   const deep = await app.inject({ method: 'POST', url: '/person', headers: { ...editor, ...json }, payload: nested(400_000) })

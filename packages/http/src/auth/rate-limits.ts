@@ -30,7 +30,7 @@ const LOGIN_ADDRESS_FACTOR = 5
 // were. Every check is paid for, per username, whatever its outcome: this
 // many times the failures allowed (50 a window by default, one every 18 s;
 // a client needs one per token lifetime).
-const LOGIN_CHECKS_FACTOR = 5
+export const LOGIN_CHECKS_FACTOR = 5
 
 export interface RateLimits {
   /**

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { LOGIN_CHECKS_FACTOR } from '../auth/rate-limits.js'
 import { type Access, callerOf } from '../plugins/access.js'
 import { ChangePasswordSchema, LoginSchema, PasswordChangedSchema, TokenSchema } from '../schemas/access.schemas.js'
 import { errorResponses } from '../schemas/error.schema.js'
@@ -21,7 +22,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (
       tags: ['auth'],
       summary: 'Exchange a username and password for a short-lived access token',
       description: 'Failed attempts are limited per client address and per username, and password checks per username whatever their outcome ' +
-        '(5 × `LOGIN_RATE_LIMIT_MAX` per window: a check costs a thousand requests\' CPU); past either, 429 with Retry-After, before any password is checked.',
+        `(${LOGIN_CHECKS_FACTOR} × \`LOGIN_RATE_LIMIT_MAX\` per window: a check costs a thousand requests' CPU); past either, 429 with Retry-After, before any password is checked.`,
       body: LoginSchema,
       response: {
         200: documented(TokenSchema, { description: 'An access token: send it as `Authorization: Bearer <access_token>`', example: EXAMPLES.token, headers: ['Cache-Control'] }),

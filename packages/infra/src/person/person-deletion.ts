@@ -1,5 +1,5 @@
 import type { PersonRepository } from '@people-service/domain'
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 
 /*
@@ -40,16 +40,18 @@ const noWait = async (): Promise<void> => {}
 type Db = Kysely<Database>
 
 export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRows }: DeletionSteps = DELETION_STEPS): PersonRepository['delete'] => {
-  // Friendships and messages go by ON DELETE CASCADE and the trigger, in the same statement.
-  const deleteNow = async (id: string, expectedVersion?: number): Promise<boolean> => {
+  // Friendships and messages go by ON DELETE CASCADE and the trigger, in
+  // the same statement; `only` narrows which person it may delete.
+  const deleteNow = async (id: string, expectedVersion?: number, only?: RawBuilder<boolean>): Promise<boolean> => {
     const result = await db.deleteFrom('person').where('id', '=', id)
       .$if(expectedVersion !== undefined, (query) => query.where('version', '=', expectedVersion as number))
+      .$if(only !== undefined, (query) => query.where(only as RawBuilder<boolean>))
       .executeTakeFirst()
     return result.numDeletedRows > 0n
   }
   // The one statement deletes everything at once where it does not run on
   // the event loop, and inside a transaction another one cannot be begun.
-  if (dialect === 'postgres' || db.isTransaction) return deleteNow
+  if (dialect === 'postgres' || db.isTransaction) return async (id, expectedVersion) => deleteNow(id, expectedVersion)
 
   // Whether a person has a step's worth of messages or friends (each count
   // stops at a step). The sizes are written into the SQL: bound as values,
@@ -58,12 +60,7 @@ export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRo
   const stepped = sql<boolean>`(select count(*) from (select 1 from message where person_pk = person.pk limit ${messageStep})) = ${messageStep}
     or (select count(*) from (select 1 from friendship where person_pk = person.pk limit ${friendStep})) = ${friendStep}`
   // Most people have less: they go in the one statement, asked only to be so.
-  const deleteSmall = async (id: string, expectedVersion?: number): Promise<boolean> => {
-    const result = await db.deleteFrom('person').where('id', '=', id).where(sql<boolean>`not (${stepped})`)
-      .$if(expectedVersion !== undefined, (query) => query.where('version', '=', expectedVersion as number))
-      .executeTakeFirst()
-    return result.numDeletedRows > 0n
-  }
+  const small = sql<boolean>`not (${stepped})`
   const target = async (id: string) =>
     db.selectFrom('person').select(['pk', stepped.as('stepped')]).where('id', '=', id).executeTakeFirst()
 
@@ -79,10 +76,12 @@ export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRo
   }
 
   return async (id, expectedVersion, beforeNextStep = noWait) => {
-    if (await deleteSmall(id, expectedVersion)) return true
+    if (await deleteNow(id, expectedVersion, small)) return true
     // Nobody, another version, or somebody with more than a step.
     const found = await target(id)
-    if (found === undefined || !found.stepped) return deleteNow(id, expectedVersion)
+    if (found === undefined) return false
+    // Another version, or one with fewer messages since: the one statement decides.
+    if (!found.stepped) return deleteNow(id, expectedVersion)
     const { pk } = found
     const started = await db.transaction().execute(async (trx) => {
       if (expectedVersion !== undefined) {
