@@ -206,14 +206,60 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
   t.ok(sizedMs < parseMs / 3, `a document over the size limit is refused before it is parsed (${sizedMs} ms of CPU; parsing it takes ${parseMs} ms)`)
 })
 
+t.test('every message after connection_init costs one request before it is read; past the budget a subscribe is refused unread and anything else closes the connection', async (t) => {
+  const { app, url, admin } = await realServer(t)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 10 })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  const client = await connect(t, url)
+  await client.init(credentials)
+  const pinged = async () => {
+    client.send({ type: 'ping' })
+    await client.next((m) => m.type === 'pong')
+  }
+  await pinged()
+  client.send({ type: 'pong' })
+  client.send({ type: 'complete', id: 'never-subscribed' })
+  await pinged()
+  t.equal(await remainingOf(url, credentials), 4, '10 - 1 for the connection - 2 pings, a pong and a complete - 1 for this request')
+  await remainingOf(url, credentials)
+  t.equal(await remainingOf(url, credentials), 2)
+  await pinged()
+  await pinged()
+  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 429, 'the last two requests were pings: the budget is spent')
+
+  // A megabyte of `{}` in a subscribe's variables, from a caller past its
+  // budget: refused by its envelope alone. What parsing it costs is
+  // measured here, on this machine, as the yardstick.
+  const members = Array.from({ length: 88_000 }, (_, i) => `"v${i}":{}`).join(',')
+  const huge = `{"type":"subscribe","id":"big","payload":{"query":"subscription { messageSent { text } }","variables":{${members}}}}`
+  const cpuMs = (since: NodeJS.CpuUsage): number => {
+    const { user, system } = process.cpuUsage(since)
+    return Math.round((user + system) / 1000)
+  }
+  const parsing = process.cpuUsage()
+  JSON.parse(huge)
+  const parseMs = cpuMs(parsing)
+  const refusing = process.cpuUsage()
+  client.send(huge)
+  t.match(await client.errorsOf('big'), [{ message: /rate limit exceeded for this API key/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }])
+  const refusedMs = cpuMs(refusing)
+  // Sending and receiving a megabyte costs the two ends about a third of parsing it.
+  t.ok(refusedMs < parseMs / 2, `refused in ${refusedMs} ms of CPU (server and client together); parsing it takes ${parseMs} ms`)
+
+  client.send({ type: 'ping' })
+  const closed = await closedWithin(client, 3000)
+  t.match(closed, { code: 1008, reason: /^Rate limited; retry after \d+ s$/ }, 'a ping the budget cannot pay closes the connection, saying when to retry')
+  t.equal(client.messages.filter((m) => m.type === 'pong').length, 4, 'and is not answered: the four pongs are the four paid pings\'')
+})
+
 t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMITED and it never listens', async (t) => {
   const { app, url, admin } = await realServer(t)
-  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 30 })
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 32 })
   const credentials = { 'x-api-key': key['x-api-key'] }
   const client = await connect(t, url)
   await client.init(credentials)
   const ada = await createPerson(url, admin)
-  // One connection's messages are handled in order: once the ping is answered, the subscribe before it was charged.
+  // One connection's messages are handled in order: once the ping is answered (one request), the subscribe before it was charged.
   const handled = async () => {
     client.send({ type: 'ping' })
     await client.next((m) => m.type === 'pong')
@@ -221,14 +267,14 @@ t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMI
 
   client.subscribe('1', COSTLY, { p: ada })
   await handled()
-  t.equal(await remainingOf(url, credentials), 16, '30 - 1 for the connection - 12 for the subscribe - 1 for this request')
+  t.equal(await remainingOf(url, credentials), 17, '32 - 1 for the connection - 12 for the subscribe - 1 for the ping - 1 for this request')
   client.subscribe('2', COSTLY, { p: ada })
   await handled()
   t.equal(await remainingOf(url, credentials), 3)
 
   client.subscribe('3', COSTLY, { p: ada })
   t.match(await client.errorsOf('3'), [{
-    message: /rate limit exceeded for this API key: 30 requests per 60 s; this costs 11 and 2 are left/,
+    message: /rate limit exceeded for this API key: 32 requests per 60 s; this costs 11 and 2 are left/,
     extensions: { code: 'RATE_LIMITED', retryAfter: Number }
   }])
   t.equal(await remainingOf(url, credentials), 1, 'the refused subscribe took one request (reading it), not its cost')

@@ -41,8 +41,10 @@ const graphqlResponses = (method: 'GET' | 'POST') => ({
 
 const GRAPHQL_DESCRIPTION = 'GraphQL over HTTP. Subscriptions are served over WebSocket at the same path (graphql-ws protocol, ' +
   'credentials in the connection-init payload); sent over HTTP they are refused (400 over POST, 405 over GET). Documents are at most 32,768 characters. Each operation counts as `max(1, ceil(cost / 100))` requests against the caller\'s budget, ' +
-  'charged before it runs; `extensions.cost` says `{ requested, charged }`. Over WebSocket the connection counts one request, and a subscription ' +
-  'its cost on subscribe and again for every event it receives, before its selection runs (an event past the budget ends it with RATE_LIMITED).'
+  'charged before it runs; `extensions.cost` says `{ requested, charged }`. Over WebSocket the connection counts one request, every message after ' +
+  '`connection_init` (ping, pong, complete, subscribe) one request before it is read, and a subscription ' +
+  'its cost on subscribe and again for every event it receives, before its selection runs (an event past the budget ends it with RATE_LIMITED). ' +
+  'Past the budget a subscribe gets RATE_LIMITED; any other message closes the connection 1008, its reason saying when to retry.'
 
 const page = (description: string, example: string) => ({
   description,

@@ -1,4 +1,4 @@
-import { nestsTooDeep } from '../../json-depth.js'
+import { nestsTooDeep, topLevelStrings } from '../../json-depth.js'
 
 /*
  * What the two WebSocket subprotocols Mercurius serves say, as far as the
@@ -17,9 +17,12 @@ export const CLOSE = {
   tooManyInFlight: { code: 1008, reason: 'Too many messages in flight' }
 } as const
 
-export type Closing = typeof CLOSE[keyof typeof CLOSE] | { code: 4409, reason: string }
+export type Closing = typeof CLOSE[keyof typeof CLOSE] | { code: 4409 | 1008, reason: string }
 
 export const duplicateId = (id: string): Closing => ({ code: 4409, reason: `Subscriber for ${id} already exists` })
+
+/** Not in the protocol: a message other than a subscribe that the caller's budget cannot pay. */
+export const rateLimitedClose = (retryAfter: number): Closing => ({ code: 1008, reason: `Rate limited; retry after ${retryAfter} s` })
 
 /** The client's message types of one subprotocol. */
 export interface ClientSignals {
@@ -58,6 +61,13 @@ export const readMessage = (text: string): ClientMessage | undefined => {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined
   return 'type' in message && typeof message.type === 'string' ? message as ClientMessage : undefined
 }
+
+/**
+ * A message's `type` and `id`, as far as they are strings, read without
+ * parsing the rest (json-depth.ts): how a message the budget cannot pay is
+ * answered without being read.
+ */
+export const envelopeOf = (text: string): { type?: string, id?: string } => topLevelStrings(text, ['type', 'id'])
 
 /** A connection-init payload field, by name, whatever its case (clients copy header spellings). */
 const fieldOf = (payload: unknown, name: string): unknown => {

@@ -4,7 +4,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { RateLimitedError } from '../../auth/rate-limits.js'
 import { readCredentials } from '../../auth/credentials.js'
 import type { Access } from '../../plugins/access.js'
-import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
+import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, envelopeOf, rateLimitedClose, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
 import { ScreenedSocket, type RawSocket } from './screened-socket.js'
 import { chargeCost } from '../pipeline.js'
 import { takeTurn } from '../../turns.js'
@@ -41,9 +41,9 @@ const MAX_IN_FLIGHT = 32
  *   unread, without the closing handshake, so that what the client sent
  *   after it is not read either (a client sending 1 MiB pings, eight at a
  *   time, kept the server 86% busy when closed, 35% when dropped).
- * - Afterwards, a message over SMALL_MESSAGE that is not a subscribe is read
- *   once and closes the connection 4400: another costs a new connection
- *   and a connection_init, which the budget pays for.
+ * - Afterwards, every message is paid for (`#paid`) before it is read, and
+ *   a message over SMALL_MESSAGE that is not a subscribe closes the
+ *   connection 4400: another costs a new connection and a connection_init.
  */
 const SMALL_MESSAGE = 16_384
 const BEFORE_INIT = 8
@@ -101,8 +101,9 @@ const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.som
  * - `connection_init` within `initTimeoutMs` (else 4408), once (else 4429),
  *   with credentials that authenticate and a budget that pays one request
  *   for it (else connection_error and 4403);
+ * - every message after it is charged one request before it is read (`#paid`);
  * - every subscribe authenticates its connection's credentials anew (4403
- *   when they no longer do), is charged to the caller's budget, counts
+ *   when they no longer do), is charged its cost to the caller's budget, counts
  *   against `maxPerCaller`, and passes the pipeline's checks (pipeline.ts), all
  *   before Mercurius parses it; Mercurius gets the checked fields only;
  * - every event is charged to the caller's budget as its subscribe was,
@@ -216,6 +217,8 @@ export class SocketSession {
 
   async #screen (text: string): Promise<void> {
     if (this.#closed) return
+    if (this.caller !== undefined && !(await this.#paid(this.caller, text))) return
+    if (this.#closed) return
     const message = readMessage(text)
     if (message === undefined) return this.close(CLOSE.invalidMessage)
     if (text.length > SMALL_MESSAGE && message.type !== this.#signals.subscribe) return this.close(CLOSE.invalidMessage)
@@ -258,6 +261,29 @@ export class SocketSession {
     this.screened.deliver(text)
   }
 
+  /**
+   * Charges a message after connection_init one request, before it is read:
+   * pings, pongs and completes cost a parse and an answer each, and four
+   * connections of one account sending them without end had kept a core
+   * busy for the price of four requests. True: read it. When the budget
+   * cannot pay, the message is not parsed (a refused megabyte of `{}` had
+   * cost 40 ms each): a subscribe gets its RATE_LIMITED error, found by
+   * its envelope alone; anything else closes the connection 1008, with
+   * when to retry in the reason.
+   */
+  async #paid (caller: Caller, text: string): Promise<boolean> {
+    try {
+      await this.#deps.access.charge(this.request, caller)
+      return true
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error
+      const { type, id } = envelopeOf(text)
+      if (type === this.#signals.subscribe && id !== undefined && id !== '' && !this.#subscriptions.has(id)) this.#sendErrors(id, [rateLimited(error)])
+      else this.close(rateLimitedClose(error.retryAfter))
+      return false
+    }
+  }
+
   /** Refuses the connection at `connection_init`: no `connection_ack`, the reason, and 4403. */
   #refuse (payload: GraphQLFormattedError): void {
     this.request.log.debug({ code: payload.extensions?.code }, 'GraphQL subscription connection refused')
@@ -282,17 +308,12 @@ export class SocketSession {
   }
 
   /**
-   * Charges, counts and checks a subscription, and hands it to Mercurius;
-   * answers the refusal otherwise. One request is charged before the
-   * document is read, the rest of its cost once it passed the checks (the
+   * Counts and checks a subscription, and hands it to Mercurius; answers the
+   * refusal otherwise. Its first request was charged before it was read
+   * (`#paid`), the rest of its cost is once it passed the checks (the
    * pipeline's charge stage).
    */
   async #admit (id: string, caller: Caller, message: ClientMessage): Promise<GraphQLFormattedError[]> {
-    try {
-      await this.#deps.access.charge(this.request, caller)
-    } catch (error) {
-      return [rateLimited(error)]
-    }
     const account = caller.accountId
     const full = this.#tooMany(account)
     if (full !== undefined) return [full]
