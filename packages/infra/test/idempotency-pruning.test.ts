@@ -7,8 +7,9 @@ import { sqliteFile } from './helper.js'
 
 /*
  * Expired idempotency records are deleted as keyed requests come, a bounded
- * batch at a time and at most once a minute per instance, off the request's
- * own path: the table holds about a day of keys, not every key ever sent.
+ * batch at a time, once a minute per instance and once every half batch of
+ * keyed requests, off the request's own path: the table holds about a day of
+ * keys, not every key ever sent, however fast they come.
  */
 
 const settableClock = (): Clock & { advance(ms: number): void } => {
@@ -50,6 +51,33 @@ const prunesExpired = async (t: Test, database: DatabaseHandle) => {
   t.ok(await eventually(async () => !(await keysStored(database)).includes('d')), 'the next round, a minute on')
   t.same(await keysStored(database), ['e', 'f', 'g'])
 }
+
+const oldKeysLeft = async (database: DatabaseHandle): Promise<number> =>
+  (await keysStored(database)).filter((key) => key.startsWith('old-')).length
+
+const keepsPaceWithAFlood = async (t: Test, database: DatabaseHandle) => {
+  const clock = settableClock()
+  const useCases = createUseCases(createInMemoryPorts({ ...createRepositories(database), clock }))
+  const create = (key: string) => useCases.createPersonOnce({ scope: 'caller', key, fingerprint: key }, { name: 'Ada' }, (p) => p.id)
+  const expired = 2 * IDEMPOTENCY.pruneBatch + 200
+  for (let i = 0; i < expired; i++) await create(`old-${i}`)
+  clock.advance(IDEMPOTENCY.retentionMs)
+  // All within one minute: the first is due a round by time, and half a batch of records later another is due by count.
+  const flood = IDEMPOTENCY.pruneBatch / 2 + 1
+  for (let i = 0; i < flood; i++) await create(`new-${i}`)
+  t.ok(await eventually(async () => await oldKeysLeft(database) === 200), 'two rounds of a batch each went, not one')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(await oldKeysLeft(database), 200, 'and no more: each round is a bounded batch')
+  t.equal((await keysStored(database)).length - 200, flood, 'the new keys are all there')
+}
+
+t.test('sqlite: a flood of keyed creates cannot outgrow the pruning', async (t) => {
+  await keepsPaceWithAFlood(t, await sqliteFile(t))
+})
+
+t.test('postgres: a flood of keyed creates cannot outgrow the pruning', async (t) => {
+  await keepsPaceWithAFlood(t, await postgresDatabase(t))
+})
 
 t.test('sqlite: expired idempotency records are pruned as keyed requests come', async (t) => {
   await prunesExpired(t, await sqliteFile(t))

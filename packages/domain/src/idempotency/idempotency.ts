@@ -9,7 +9,13 @@ export const IDEMPOTENCY = {
    * takes over only from a request that died (an instance that crashed).
    */
   leaseMs: 60_000,
-  /** Expired records are deleted at most this often per instance, this many at a time. */
+  /**
+   * Expired records are deleted this many at a time, in a round once a
+   * minute per instance and another every `pruneBatch / 2` keyed requests:
+   * an instance deletes at least twice as fast as it records, so a flood of
+   * keyed creates (one editor's budget makes 1.44 million a day, a round a
+   * minute deletes 720,000) cannot outgrow the rounds.
+   */
   pruneEveryMs: 60_000,
   pruneBatch: 500
 } as const

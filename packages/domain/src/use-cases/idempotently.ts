@@ -25,13 +25,16 @@ type IdempotencyPorts = Pick<Ports, 'idempotency' | 'unitOfWork' | 'clock' | 'id
 export const idempotently = (ports: IdempotencyPorts) => {
   const { idempotency, unitOfWork, clock, ids } = ports
   let nextPruneAt = 0
+  let recordedSincePrune = 0
 
   // Expired records go a bounded batch at a time, through the index on
   // expiry, off the request's own path: nothing waits for it, and a failure
-  // only leaves them for the next round.
+  // only leaves them for the next round. A round is due by time or by the
+  // records made since the last (IDEMPOTENCY.pruneBatch).
   const pruneWhenDue = (now: Date): void => {
-    if (now.getTime() < nextPruneAt) return
+    if (now.getTime() < nextPruneAt && ++recordedSincePrune < IDEMPOTENCY.pruneBatch / 2) return
     nextPruneAt = now.getTime() + IDEMPOTENCY.pruneEveryMs
+    recordedSincePrune = 0
     idempotency.pruneExpired(now, IDEMPOTENCY.pruneBatch).catch(() => {})
   }
 
