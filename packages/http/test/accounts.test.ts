@@ -1,7 +1,8 @@
 import t from 'tap'
 import { createRepositories } from '@people-service/infra'
 import type { FastifyInstance } from 'fastify'
-import { ADA, apiKeyOf, build, getGraphQL, PASSWORD, portsOver, sqliteDatabase, type Headers } from './helper.js'
+import { ADA, apiKeyOf, build, getGraphQL, PASSWORD, portsOver, realServer, sqliteDatabase, type Headers } from './helper.js'
+import { ACCOUNT_DELETION_STEPS } from '@people-service/infra/testing'
 
 const NEW_PASSWORD = 'a brand new passphrase'
 
@@ -16,6 +17,12 @@ const logIn = async (app: FastifyInstance, username: string, password = PASSWORD
   const response = await app.inject({ method: 'POST', url: '/auth/login', payload: { username, password } })
   if (response.statusCode !== 200) throw new Error(`login failed (${response.statusCode}): ${response.body}`)
   return { authorization: `Bearer ${response.json<{ access_token: string }>().access_token}` }
+}
+
+/** Logs in over real HTTP: the token headers. */
+const logInOver = async (url: string, username: string): Promise<Headers> => {
+  const response = await fetch(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: PASSWORD }) })
+  return { authorization: `Bearer ${((await response.json()) as { access_token: string }).access_token}` }
 }
 
 const status = async (app: FastifyInstance, headers: Headers, url = '/people'): Promise<number> =>
@@ -179,6 +186,32 @@ t.test('a deleted account: its tokens and keys get 401 (never 500), its keys are
   t.match((await app.inject({ method: 'GET', url: `/message/${message.id}`, headers: admin })).json(), { senderId: key.id }, 'its message stays, naming its sender')
   t.equal((await app.inject({ method: 'DELETE', url: `/users/${eddie.id}`, headers: admin })).statusCode, 404, 'gone')
   t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'eddie', password: PASSWORD } })).statusCode, 401)
+})
+
+t.test('an account with more keys than a step is deleted whole over real HTTP: every key gone, revoked ones too, and it stops at once', async (t) => {
+  const { url, admin, database } = await realServer(t)
+  const post = (path: string, headers: Headers, body: object) =>
+    fetch(`${url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  t.equal((await post('/users', admin, { username: 'hoarder', password: PASSWORD, role: 'editor' })).status, 201)
+  const { id } = await (await fetch(`${url}/users/me`, { headers: await logInOver(url, 'hoarder') })).json() as { id: string }
+  const hoarder = await logInOver(url, 'hoarder')
+  // Two steps of keys and some: made as a caller makes them, one request each.
+  const count = 2 * ACCOUNT_DELETION_STEPS.keyRows + 10
+  const keys: Array<{ id: string, key: string }> = []
+  for (let i = 0; i < count; i++) keys.push((await (await post('/api-keys', hoarder, { name: `key ${i}` })).json()) as { id: string, key: string })
+  for (const { id: keyId } of keys.slice(0, 5)) t.equal((await fetch(`${url}/api-keys/${keyId}`, { method: 'DELETE', headers: hoarder })).status, 200)
+  const used = keys.at(-1)!.key
+  t.equal((await fetch(`${url}/people`, { headers: { 'x-api-key': used } })).status, 200, 'a key works before')
+
+  const deleted = await fetch(`${url}/users/${id}`, { method: 'DELETE', headers: admin })
+  t.equal(deleted.status, 200)
+  t.same(await deleted.json(), { id, deleted: true })
+  t.equal((await fetch(`${url}/people`, { headers: { 'x-api-key': used } })).status, 401, 'its keys stop')
+  t.equal((await fetch(`${url}/people`, { headers: hoarder })).status, 401, 'its token stops')
+  t.equal((await fetch(`${url}/users/${id}`, { method: 'DELETE', headers: admin })).status, 404, 'gone')
+  const { db } = database
+  t.same(await db.selectFrom('api_key').select('id').where('owner_id', '=', id).execute(), [], 'no key of it is left')
+  t.equal((await fetch(`${url}/people`, { headers: admin })).status, 200, 'everyone else goes on')
 })
 
 t.test('a key never acts with a scope its account no longer has', async (t) => {

@@ -16,6 +16,12 @@ export interface AccountRepository {
    * stays.
    */
   changeExclusively<T>(work: (accounts: AccountChangeSet) => Promise<T>): Promise<T>
+  /**
+   * Deletes an account's API keys and their usage a step at a time, each
+   * step its own transaction, awaiting `beforeNextStep` between steps: for
+   * an account whose `delete` answered false. The account itself stays.
+   */
+  shedKeys(id: string, beforeNextStep?: () => Promise<void>): Promise<void>
 }
 
 /** What a transaction of `changeExclusively` may read and write. */
@@ -24,6 +30,12 @@ export interface AccountChangeSet {
   countEnabledAdmins(): Promise<number>
   /** Stores role, disabled, password hash and token version of an existing account. */
   update(account: Account): Promise<void>
-  /** Removes the account with its API keys and their usage; the people and messages it wrote stay. */
-  delete(id: string): Promise<void>
+  /**
+   * Removes the account with its API keys and their usage (the people and
+   * messages it wrote stay) and answers true; or, when that is more than a
+   * transaction should hold (a store that runs on the event loop, an
+   * account with very many keys), removes nothing and answers false:
+   * `shedKeys` first, then `delete` again.
+   */
+  delete(id: string): Promise<boolean>
 }

@@ -10,7 +10,8 @@ const clone = <T>(value: T): T => structuredClone(value)
 
 /**
  * Accounts in memory. `onDeleted` removes what an account owns (keys and
- * their usage), as the database's transaction does.
+ * their usage), as the database's transaction does, and `shedKeys` asks it
+ * too (`delete` takes any number of keys at once here).
  */
 export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void = () => {}): AccountRepository => {
   let accounts = new Map<string, Account>()
@@ -30,6 +31,7 @@ export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void
     async delete (id) {
       working.delete(id)
       deleted.push(id)
+      return true
     }
   })
   return {
@@ -53,6 +55,9 @@ export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void
         .sort((a, b) => (a.username < b.username ? -1 : 1))
         .slice(0, limit)
         .map(clone)
+    },
+    async shedKeys (id) {
+      onDeleted(id)
     },
     changeExclusively (work) {
       const run = changing.catch(() => {}).then(async () => {

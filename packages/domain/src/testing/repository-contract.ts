@@ -406,7 +406,7 @@ export const repositoryContract: ContractCase[] = [
       const [recipient] = await insertPeople({ people } as RepositoryPorts, 1)
       const sent = message(recipient!.id, { senderId: gone!.id })
       await messages.insert(sent)
-      await accounts.changeExclusively((tx) => tx.delete(gone!.id))
+      assert.equal(await accounts.changeExclusively((tx) => tx.delete(gone!.id)), true, 'a few keys go in the one transaction')
       assert.equal(await accounts.findById(gone!.id), undefined)
       assert.equal(await apiKeys.findById(goneKey!.id), undefined)
       assert.equal(await apiKeys.findByLookupId(goneKey!.lookupId), undefined)
@@ -414,6 +414,30 @@ export const repositoryContract: ContractCase[] = [
       assert.deepEqual(await apiKeys.findById(staysKey!.id), staysKey)
       assert.deepEqual(await apiKeyUsage.byDay(staysKey!.id), [{ day: '2026-11-22', requests: 1 }])
       assert.deepEqual(await messages.findById(sent.id), sent)
+    }
+  },
+  {
+    name: 'shedding an account\'s keys deletes them and their usage, revoked ones too, and nothing else',
+    async run ({ accounts, apiKeys, apiKeyUsage }) {
+      const [shedding, stays] = [account(), account()]
+      for (const a of [shedding!, stays!]) await accounts.insert(a)
+      const keys = [apiKey(shedding!.id), apiKey(shedding!.id), apiKey(shedding!.id)]
+      const staysKey = apiKey(stays!.id)
+      for (const k of [...keys, staysKey]) await apiKeys.insert(k)
+      await apiKeys.revoke(keys[1]!.id, at())
+      await apiKeyUsage.add([...keys, staysKey].map((k) => ({ keyId: k.id, day: '2026-11-22', requests: 1 })))
+      let asked = 0
+      await accounts.shedKeys(shedding!.id, async () => { asked++ })
+      for (const k of keys) {
+        assert.equal(await apiKeys.findById(k.id), undefined)
+        assert.deepEqual(await apiKeyUsage.byDay(k.id), [])
+      }
+      assert.deepEqual(await accounts.findById(shedding!.id), shedding, 'the account stays')
+      assert.deepEqual(await apiKeys.findById(staysKey.id), staysKey)
+      assert.deepEqual(await apiKeyUsage.byDay(staysKey.id), [{ day: '2026-11-22', requests: 1 }])
+      assert.equal(asked, 0, 'three keys are less than a step: nobody is asked to wait')
+      assert.equal(await accounts.changeExclusively((tx) => tx.delete(shedding!.id)), true)
+      assert.equal(await accounts.findById(shedding!.id), undefined)
     }
   },
   {

@@ -36,6 +36,7 @@ export {
 }
 export type { ProjectPeopleInput } from './project-people.js'
 export type { DeletePersonOptions } from './delete-person.js'
+export type { DeleteAccountOptions } from './delete-account.js'
 export { cursorAfterPerson, type ListPeopleInput } from './list-people.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'

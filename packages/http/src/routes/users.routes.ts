@@ -9,6 +9,7 @@ import { EXAMPLES } from '../schemas/examples.js'
 import { AccountsQuery } from '../schemas/list.schemas.js'
 import { documented } from '../schemas/response.schemas.js'
 import { linkNext } from './links.js'
+import { takeTurn } from '../turns.js'
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (app, { access }) => {
   const { useCases } = access
@@ -72,11 +73,15 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
       operationId: 'deleteAccount',
       tags: ['auth'],
       summary: 'Delete an account and its API keys (admins, logged in); people and messages it wrote stay',
+      description: 'The account\'s tokens and keys stop at once, on every instance. On the embedded SQLite database an account ' +
+        'with 250 keys (revoked ones count) or 500 usage rows or more is disabled at once, then loses its keys a step at a time, ' +
+        'taking turns with other requests: until the answer admins see it disabled with fewer keys, and a deletion cut short ' +
+        '(the server stopped) leaves it so; deleting again finishes it.',
       params: AccountIdParams,
       response: { 200: documented(AccountDeletedSchema, { description: 'Deleted, with its API keys', example: EXAMPLES.deletedAccount }), ...errorResponses(401, 403, 404, 409, 429) }
     }
   }, async (request) => {
-    await useCases.deleteAccount(request.params.id)
+    await useCases.deleteAccount(request.params.id, { beforeNextStep: takeTurn })
     return { id: request.params.id, deleted: true as const }
   })
 }

@@ -3,6 +3,9 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AccountRow, Database, Dialect } from '../database.js'
 import { isUniqueViolation, translateErrors } from '../database-errors.js'
 import { toDate } from '../person/person.rows.js'
+import { accountDeletion, type AccountDeletionSteps } from './account-deletion.js'
+
+type AccountDeletion = ReturnType<typeof accountDeletion>
 
 const toAccount = (row: AccountRow): Account => {
   // A role this code does not know is a broken row, not a viewer.
@@ -23,7 +26,7 @@ const findById = async (db: Kysely<Database>, id: string): Promise<Account | und
   return row && toAccount(row)
 }
 
-const changeSetOf = (trx: Transaction<Database>): AccountChangeSet => ({
+const changeSetOf = (trx: Transaction<Database>, deletion: AccountDeletion): AccountChangeSet => ({
   findById: (id) => findById(trx, id),
 
   async countEnabledAdmins () {
@@ -43,15 +46,11 @@ const changeSetOf = (trx: Transaction<Database>): AccountChangeSet => ({
     }).where('id', '=', account.id).execute()
   },
 
-  async delete (id) {
-    const keys = trx.selectFrom('api_key').select('id').where('owner_id', '=', id)
-    await trx.deleteFrom('api_key_usage').where('key_id', 'in', keys).execute()
-    await trx.deleteFrom('api_key').where('owner_id', '=', id).execute()
-    await trx.deleteFrom('account').where('id', '=', id).execute()
-  }
+  delete: (id) => deletion.deleteNow(trx, id)
 })
 
-export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect): AccountRepository => {
+export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect, steps?: AccountDeletionSteps): AccountRepository => {
+  const deletion = accountDeletion(dialect, steps)
   // Byte order on both databases: SQLite compares text that way; PostgreSQL
   // would follow the database's collation (an index matches this expression).
   const username = dialect === 'postgres' ? sql<string>`username collate "C"` : sql<string>`username`
@@ -87,13 +86,15 @@ export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect):
       return (await query.orderBy(username).limit(limit).execute()).map(toAccount)
     },
 
+    shedKeys: deletion.shedKeys(db),
+
     changeExclusively (work) {
       return db.transaction().execute(async (trx) => {
         // SQLite runs one explicit transaction at a time already. PostgreSQL
         // would let two read the same admins and both demote one: this lock
         // makes account writes wait, while plain reads (logins) go on.
         if (dialect === 'postgres') await sql`lock table account in exclusive mode`.execute(trx)
-        return work(changeSetOf(trx))
+        return work(changeSetOf(trx, deletion))
       })
     }
   })

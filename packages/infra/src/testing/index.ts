@@ -5,6 +5,7 @@ import type { Database, DatabaseHandle } from '../database.js'
 import { migrateToLatest } from '../migrate.js'
 import { testPostgresUrl } from './test-services.js'
 
+export { ACCOUNT_DELETION_STEPS } from '../account/account-deletion.js'
 export { NO_REDIS, skipWithoutRedis, stopTestServices, testPostgresUrl, testRedisUrl } from './test-services.js'
 
 /** What a test offers for cleaning up after it (tap's `t`). */
