@@ -28,10 +28,8 @@ const DAYS = ['2026-11-22', '2026-11-23']
 const ids = uuidv7Generator()
 const account = (username: string): Account =>
   ({ id: ids.next(), username, role: 'editor', passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, createdAt: new Date() })
-const apiKey = (ownerId: string): ApiKey => ({
-  id: ids.next(), ownerId, name: 'k', scopes: ['people:read'], rateLimit: null,
-  lookupId: ids.next().slice(-11), secretHash: 'h'.repeat(64), createdAt: new Date(), revokedAt: null
-})
+const apiKey = (ownerId: string): ApiKey =>
+  ({ id: ids.next(), ownerId, name: 'k', scopes: ['people:read'], rateLimit: null, lookupId: ids.next().slice(-11), secretHash: 'h'.repeat(64), createdAt: new Date(), revokedAt: null })
 
 const world = async (handle: DatabaseHandle) => {
   const repositories = { ...createRepositories(handle), accounts: kyselyAccountRepository(handle.db, handle.dialect, STEPS) }
