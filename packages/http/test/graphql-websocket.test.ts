@@ -114,6 +114,12 @@ const remainingOf = async (url: string, credentials: Headers): Promise<number> =
 // A message's person, 100 of their friends and 10 of each one's: 1 + 100 + 100·10 = 1,101, 12 requests.
 const COSTLY = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 10) { name } } } } }'
 
+/** CPU this process (server and client together) spent since `since`, in ms. */
+const cpuMs = (since: NodeJS.CpuUsage): number => {
+  const { user, system } = process.cpuUsage(since)
+  return Math.round((user + system) / 1000)
+}
+
 /** Resolves with how the connection was closed, or 'open' after `ms`. */
 const closedWithin = (client: Client, ms: number): Promise<Closed | 'open'> =>
   Promise.race([client.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), ms))])
@@ -184,10 +190,6 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
   // budget: refused for the budget without being parsed. What parsing it
   // costs is measured here, on this machine, as the yardstick.
   const huge = `subscription { messageSent { ${'a '.repeat(500_000)} } }`
-  const cpuMs = (since: NodeJS.CpuUsage): number => {
-    const { user, system } = process.cpuUsage(since)
-    return Math.round((user + system) / 1000)
-  }
   const parsing = process.cpuUsage()
   parse(huge)
   const parseMs = cpuMs(parsing)
@@ -232,10 +234,6 @@ t.test('every message after connection_init costs one request before it is read;
   // measured here, on this machine, as the yardstick.
   const members = Array.from({ length: 88_000 }, (_, i) => `"v${i}":{}`).join(',')
   const huge = `{"type":"subscribe","id":"big","payload":{"query":"subscription { messageSent { text } }","variables":{${members}}}}`
-  const cpuMs = (since: NodeJS.CpuUsage): number => {
-    const { user, system } = process.cpuUsage(since)
-    return Math.round((user + system) / 1000)
-  }
   const parsing = process.cpuUsage()
   JSON.parse(huge)
   const parseMs = cpuMs(parsing)
