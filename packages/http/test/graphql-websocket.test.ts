@@ -1,5 +1,5 @@
 import type {} from '@fastify/jwt'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import WebSocket from 'ws'
 import { parse } from 'graphql'
 import mqemitter from 'mqemitter'
@@ -114,6 +114,16 @@ const remainingOf = async (url: string, credentials: Headers): Promise<number> =
 // A message's person, 100 of their friends and 10 of each one's: 1 + 100 + 100·10 = 1,101, 12 requests.
 const COSTLY = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 10) { name } } } } }'
 
+/** A real server, a reading key with a budget of `rateLimit` requests, and a connection initialised with it (one request). */
+const keyConnection = async (t: Test, rateLimit: number) => {
+  const { app, url, admin } = await realServer(t)
+  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit })
+  const credentials = { 'x-api-key': key['x-api-key'] }
+  const client = await connect(t, url)
+  await client.init(credentials)
+  return { url, admin, credentials, client }
+}
+
 /** CPU this process (server and client together) spent since `since`, in ms. */
 const cpuMs = (since: NodeJS.CpuUsage): number => {
   const { user, system } = process.cpuUsage(since)
@@ -173,11 +183,7 @@ t.test('a connection that sends no connection_init is closed 4408; the deadline 
 })
 
 t.test('every subscribe is charged to the caller\'s budget before its document is even read', async (t) => {
-  const { app, url, admin } = await realServer(t)
-  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 4 })
-  const credentials = { 'x-api-key': key['x-api-key'] }
-  const client = await connect(t, url)
-  await client.init(credentials)
+  const { url, admin, credentials, client } = await keyConnection(t, 4)
 
   client.subscribe('1', 'subscription { messageSent { nope } }')
   t.match(await client.errorsOf('1'), [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }])
@@ -209,11 +215,7 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
 })
 
 t.test('every message after connection_init costs one request before it is read; past the budget a subscribe is refused unread and anything else closes the connection', async (t) => {
-  const { app, url, admin } = await realServer(t)
-  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 10 })
-  const credentials = { 'x-api-key': key['x-api-key'] }
-  const client = await connect(t, url)
-  await client.init(credentials)
+  const { url, credentials, client } = await keyConnection(t, 10)
   const pinged = async () => {
     client.send({ type: 'ping' })
     await client.next((m) => m.type === 'pong')
@@ -251,11 +253,7 @@ t.test('every message after connection_init costs one request before it is read;
 })
 
 t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMITED and it never listens', async (t) => {
-  const { app, url, admin } = await realServer(t)
-  const key = await apiKeyOf(app, admin, { scopes: ['people:read'], rateLimit: 32 })
-  const credentials = { 'x-api-key': key['x-api-key'] }
-  const client = await connect(t, url)
-  await client.init(credentials)
+  const { url, admin, credentials, client } = await keyConnection(t, 32)
   const ada = await createPerson(url, admin)
   // One connection's messages are handled in order: once the ping is answered (one request), the subscribe before it was charged.
   const handled = async () => {
