@@ -276,10 +276,13 @@ export class SocketSession {
       await this.#deps.access.charge(this.request, caller)
       return true
     } catch (error) {
-      if (!(error instanceof RateLimitedError)) throw error
       const { type, id } = envelopeOf(text)
-      if (type === this.#signals.subscribe && id !== undefined && id !== '' && !this.#subscriptions.has(id)) this.#sendErrors(id, [rateLimited(error)])
-      else this.close(rateLimitedClose(error.retryAfter))
+      const subscription = type === this.#signals.subscribe && id !== undefined && id !== '' && !this.#subscriptions.has(id) ? id : undefined
+      // A subscribe hears why, as it would over HTTP (the budget, or a
+      // store that could not count it); anything else closes the connection.
+      if (subscription !== undefined) this.#sendErrors(subscription, [error instanceof RateLimitedError ? rateLimited(error) : this.#format(error)])
+      else if (error instanceof RateLimitedError) this.close(rateLimitedClose(error.retryAfter))
+      else throw error
       return false
     }
   }
