@@ -167,6 +167,14 @@ t.test('before connection_init only small messages are read, and few; afterwards
   await nesting.init(admin)
   nesting.send(`{"type":"subscribe","id":"1","payload":{"query":"subscription { messageSent { text } }","variables":{"p":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`)
   t.same(await closedWithin(nesting, 3000), { code: 4400, reason: 'Invalid message received' }, 'a subscribe nested 100,000 levels closes the connection unparsed')
+
+  // Every message of a subscription echoes its id: ids are kept short.
+  const longId = await connect(t, url)
+  await longId.init(admin)
+  longId.subscribe('x'.repeat(128), MESSAGE_SENT, { p: null })
+  t.same(await closedWithin(longId, 300), 'open', 'an id of 128 characters is taken')
+  longId.subscribe('x'.repeat(129), MESSAGE_SENT, { p: null })
+  t.same(await closedWithin(longId, 3000), { code: 4400, reason: 'Invalid message received' }, 'one of 129 closes the connection')
 })
 
 t.test('a connection that sends no connection_init is closed 4408; the deadline is 10 s unless set', async (t) => {
@@ -192,29 +200,34 @@ t.test('every subscribe is charged to the caller\'s budget before its document i
   t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 200, 'the fourth request of four: the connection, two subscribes, this one')
   t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 429, 'refused subscriptions were charged: the budget is spent')
 
-  // A megabyte of document (half a million tokens) from a caller past its
-  // budget: refused for the budget without being parsed. What parsing it
-  // costs is measured here, on this machine, as the yardstick.
-  const huge = `subscription { messageSent { ${'a '.repeat(500_000)} } }`
+  // Documents of 60 KB (30,000 tokens) from a caller past its budget:
+  // refused for the budget without being parsed. What parsing them costs
+  // is measured here, on this machine, as the yardstick.
+  const refused = `subscription { messageSent { ${'a '.repeat(30_000)} } }`
   const parsing = process.cpuUsage()
-  parse(huge)
+  for (let i = 0; i < 8; i++) parse(refused)
   const parseMs = cpuMs(parsing)
   const refusing = process.cpuUsage()
-  client.subscribe('3', huge)
-  t.match(await client.errorsOf('3'), [{ message: /rate limit exceeded for this API key/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }])
+  for (let i = 0; i < 8; i++) client.subscribe(`r${i}`, refused)
+  for (let i = 0; i < 8; i++) t.match(await client.errorsOf(`r${i}`), [{ message: /rate limit exceeded for this API key/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }])
   const refusedMs = cpuMs(refusing)
-  t.ok(refusedMs < parseMs / 3, `refused in ${refusedMs} ms of CPU (server and client together); parsing it takes ${parseMs} ms`)
+  t.ok(refusedMs < parseMs / 3, `eight refused in ${refusedMs} ms of CPU (server and client together); parsing them takes ${parseMs} ms`)
 
+  // A document of a megabyte, paid for, is refused for its size before it is parsed.
+  const huge = `subscription { messageSent { ${'a '.repeat(500_000)} } }`
   const fresh = await connect(t, url)
   await fresh.init(admin)
   const sizing = process.cpuUsage()
   fresh.subscribe('1', huge)
   t.match(await fresh.errorsOf('1'), [{ message: /^the document is \d+ characters long; at most 32768 are allowed/, extensions: { code: 'DOCUMENT_TOO_LARGE' } }])
   const sizedMs = cpuMs(sizing)
-  t.ok(sizedMs < parseMs / 3, `a document over the size limit is refused before it is parsed (${sizedMs} ms of CPU; parsing it takes ${parseMs} ms)`)
+  const hugeParsing = process.cpuUsage()
+  parse(huge)
+  const hugeParseMs = cpuMs(hugeParsing)
+  t.ok(sizedMs < hugeParseMs / 3, `a document over the size limit is refused before it is parsed (${sizedMs} ms of CPU; parsing it takes ${hugeParseMs} ms)`)
 })
 
-t.test('every message after connection_init costs one request before it is read; past the budget a subscribe is refused unread and anything else closes the connection', async (t) => {
+t.test('every message after connection_init costs one request before it is read', async (t) => {
   const { url, credentials, client } = await keyConnection(t, 10)
   const pinged = async () => {
     client.send({ type: 'ping' })
@@ -230,26 +243,58 @@ t.test('every message after connection_init costs one request before it is read;
   await pinged()
   await pinged()
   t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 429, 'the last two requests were pings: the budget is spent')
+})
 
-  // A megabyte of `{}` in a subscribe's variables, from a caller past its
-  // budget: refused by its envelope alone. What parsing it costs is
-  // measured here, on this machine, as the yardstick.
+t.test('past the budget a message is answered by its envelope, unparsed: a subscribe gets RATE_LIMITED, a complete still ends its subscription, a ping nothing', async (t) => {
+  const { url, admin, credentials, client } = await keyConnection(t, 4)
+  const ada = await createPerson(url, admin)
+  client.subscribe('live', MESSAGE_SENT, { p: ada })
+  await live(client, 'live', () => sendMessage(url, admin, ada, 'while paid'))
+  t.equal((await fetch(`${url}/people`, { headers: credentials })).status, 200, 'the last of four: the connection, the subscribe, its first event, this')
+
+  client.send({ type: 'ping' })
+  // A big subscribe (of `{}`, which V8 parses slowest) is answered all the same.
+  const members = Array.from({ length: 5_000 }, (_, i) => `"v${i}":{}`).join(',')
+  client.send(`{"type":"subscribe","id":"refused","payload":{"query":"subscription { messageSent { text } }","variables":{${members}}}}`)
+  t.match(await client.errorsOf('refused'), [{ message: /rate limit exceeded for this API key/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }])
+  t.notOk(client.messages.some((m) => m.type === 'pong'), 'the ping went unanswered')
+  client.send({ type: 'complete', id: 'live' })
+  // Ended: a message now sends it no event, not even the error of one its budget cannot pay.
+  client.send({ type: 'ping' })
+  t.equal((await sendMessage(url, admin, ada, 'after the complete')).status, 201)
+  t.equal(await closedWithin(client, 500), 'open', 'four refused messages: still open')
+  t.same(client.messages.filter((m) => m.id === 'live').map((m) => m.type), ['next', 'complete'], 'the subscription ended, as a paid complete ends it, and heard nothing more')
+})
+
+t.test('past the budget a connection is dropped unread after eight refused messages, or at once for one over 64 KiB', async (t) => {
+  const spent = async () => {
+    const connection = await keyConnection(t, 2)
+    t.equal((await fetch(`${connection.url}/people`, { headers: connection.credentials })).status, 200, 'the connection and this: spent')
+    return connection.client
+  }
+  const dropped = { code: 1006, reason: '' }
+
+  const chatty = await spent()
+  for (let i = 0; i < 8; i++) chatty.send({ type: 'ping' })
+  t.equal(await closedWithin(chatty, 500), 'open', 'eight refused pings are let go')
+  chatty.send({ type: 'ping' })
+  t.same(await closedWithin(chatty, 3000), dropped, 'the ninth drops the connection, without a closing handshake')
+
+  // A megabyte of `{}`: not parsed, not even scanned. What parsing it costs
+  // is measured here, on this machine, as the yardstick.
+  const big = await spent()
   const members = Array.from({ length: 88_000 }, (_, i) => `"v${i}":{}`).join(',')
   const huge = `{"type":"subscribe","id":"big","payload":{"query":"subscription { messageSent { text } }","variables":{${members}}}}`
   const parsing = process.cpuUsage()
   JSON.parse(huge)
   const parseMs = cpuMs(parsing)
   const refusing = process.cpuUsage()
-  client.send(huge)
-  t.match(await client.errorsOf('big'), [{ message: /rate limit exceeded for this API key/, extensions: { code: 'RATE_LIMITED', retryAfter: Number } }])
+  big.send(huge)
+  t.same(await closedWithin(big, 3000), dropped, 'a refused megabyte drops the connection')
   const refusedMs = cpuMs(refusing)
   // Sending and receiving a megabyte costs the two ends about a third of parsing it.
   t.ok(refusedMs < parseMs / 2, `refused in ${refusedMs} ms of CPU (server and client together); parsing it takes ${parseMs} ms`)
-
-  client.send({ type: 'ping' })
-  const closed = await closedWithin(client, 3000)
-  t.match(closed, { code: 1008, reason: /^Rate limited; retry after \d+ s$/ }, 'a ping the budget cannot pay closes the connection, saying when to retry')
-  t.equal(client.messages.filter((m) => m.type === 'pong').length, 4, 'and is not answered: the four pongs are the four paid pings\'')
+  t.same(big.messages, [{ type: 'connection_ack' }], 'unanswered')
 })
 
 t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMITED and it never listens', async (t) => {

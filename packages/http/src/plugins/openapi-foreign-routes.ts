@@ -44,7 +44,8 @@ const GRAPHQL_DESCRIPTION = 'GraphQL over HTTP. Subscriptions are served over We
   'charged before it runs; `extensions.cost` says `{ requested, charged }`. Over WebSocket the connection counts one request, every message after ' +
   '`connection_init` (ping, pong, complete, subscribe) one request before it is read, and a subscription ' +
   'its cost on subscribe and again for every event it receives, before its selection runs (an event past the budget ends it with RATE_LIMITED). ' +
-  'Past the budget a subscribe gets RATE_LIMITED; any other message closes the connection 1008, its reason saying when to retry.'
+  'Past the budget a message is not parsed: a subscribe gets RATE_LIMITED, a complete still ends its subscription, anything else goes ' +
+  'unanswered; the ninth such message, or one over 64 KiB, drops the connection. Subscription ids are at most 128 characters.'
 
 const page = (description: string, example: string) => ({
   description,

@@ -4,6 +4,8 @@ import { EventEmitter } from 'node:events'
 export interface RawSocket {
   readonly protocol: string
   readonly readyState: number
+  /** Bytes sent and not yet taken by the client. */
+  readonly bufferedAmount: number
   send(data: string, callback?: (error?: Error) => void): void
   close(code?: number, reason?: string): void
   /** Drops the connection at once: nothing more is read from it. */
@@ -11,6 +13,36 @@ export interface RawSocket {
   on(event: 'message', listener: (data: unknown, isBinary: boolean) => void): unknown
   on(event: 'close', listener: (code: number, reason: Buffer) => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/*
+ * A client that stops reading while messages for it pile up (errors that
+ * echo its ids, events) is dropped rather than buffered without end: one
+ * that sent refused subscribes with 1 MB ids and read nothing had grown the
+ * server by 120 MB a second.
+ */
+const MAX_BUFFERED = 1_048_576
+
+/** Sends `data` unless the client has more than MAX_BUFFERED unread; then drops the connection. */
+export const sendTo = (socket: RawSocket, data: string, callback?: (error?: Error) => void): void => {
+  if (socket.bufferedAmount > MAX_BUFFERED) return socket.terminate()
+  socket.send(data, callback)
+}
+
+/*
+ * After a close frame, `ws` reads on until the client answers it or 30 s
+ * pass: a client that went on sending megabyte frames instead kept the
+ * server more than a core busy. Clients answer at once; one that has not
+ * within CLOSE_GRACE_MS is dropped.
+ */
+const CLOSE_GRACE_MS = 1000
+
+/** Closes with `code`, and drops the connection if the client has not answered within CLOSE_GRACE_MS. */
+export const closeSocket = (socket: RawSocket, code?: number, reason?: string): void => {
+  socket.close(code, reason)
+  const timer = setTimeout(() => socket.terminate(), CLOSE_GRACE_MS)
+  timer.unref()
+  socket.on('close', () => clearTimeout(timer))
 }
 
 /**
@@ -34,6 +66,7 @@ export class ScreenedSocket extends EventEmitter {
 
   get protocol (): string { return this.#socket.protocol }
   get readyState (): number { return this.#socket.readyState }
+  get bufferedAmount (): number { return this.#socket.bufferedAmount }
 
   /** Hands Mercurius a message that passed the screening. */
   deliver (data: string): void {
@@ -41,11 +74,11 @@ export class ScreenedSocket extends EventEmitter {
   }
 
   send (data: string, callback?: (error?: Error) => void): void {
-    this.#socket.send(this.#outgoing(data), callback)
+    sendTo(this.#socket, this.#outgoing(data), callback)
   }
 
   close (code?: number, reason?: string): void {
-    this.#socket.close(code, reason)
+    closeSocket(this.#socket, code, reason)
   }
 
   terminate (): void {

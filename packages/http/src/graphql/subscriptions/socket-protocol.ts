@@ -17,12 +17,9 @@ export const CLOSE = {
   tooManyInFlight: { code: 1008, reason: 'Too many messages in flight' }
 } as const
 
-export type Closing = typeof CLOSE[keyof typeof CLOSE] | { code: 4409 | 1008, reason: string }
+export type Closing = typeof CLOSE[keyof typeof CLOSE] | { code: 4409, reason: string }
 
 export const duplicateId = (id: string): Closing => ({ code: 4409, reason: `Subscriber for ${id} already exists` })
-
-/** Not in the protocol: a message other than a subscribe that the caller's budget cannot pay. */
-export const rateLimitedClose = (retryAfter: number): Closing => ({ code: 1008, reason: `Rate limited; retry after ${retryAfter} s` })
 
 /** The client's message types of one subprotocol. */
 export interface ClientSignals {

@@ -4,8 +4,8 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { RateLimitedError } from '../../auth/rate-limits.js'
 import { readCredentials } from '../../auth/credentials.js'
 import type { Access } from '../../plugins/access.js'
-import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, envelopeOf, rateLimitedClose, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
-import { ScreenedSocket, type RawSocket } from './screened-socket.js'
+import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, envelopeOf, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
+import { closeSocket, ScreenedSocket, sendTo, type RawSocket } from './screened-socket.js'
 import { chargeCost } from '../pipeline.js'
 import { takeTurn } from '../../turns.js'
 import { checkSubscription, readSubscribePayload, type Check } from './subscribe-checks.js'
@@ -47,6 +47,23 @@ const MAX_IN_FLIGHT = 32
  */
 const SMALL_MESSAGE = 16_384
 const BEFORE_INIT = 8
+
+/*
+ * Past the budget (`#paid`): the biggest text answered (a document's 32,768
+ * characters and its variables), and how many are answered before the
+ * connection is dropped.
+ */
+const READ_REFUSED = 65_536
+const REFUSALS = 8
+
+/*
+ * Subscription ids are echoed in every message of the subscription: one of
+ * a megabyte, sent by a client that read nothing, had grown the server by
+ * 120 MB a second. Clients use UUIDs or counters.
+ */
+const MAX_ID_LENGTH = 128
+
+const isSubscriptionId = (id: string): boolean => id !== '' && id.length <= MAX_ID_LENGTH
 
 const byteLengthOf = (data: unknown): number => {
   if (typeof data === 'string') return Buffer.byteLength(data)
@@ -132,6 +149,8 @@ export class SocketSession {
   /** Messages that arrived before a connection_init did; undefined once one has. */
   #beforeInit: number | undefined = 0
   #closed = false
+  /** Messages the budget refused since the last one it paid. */
+  #refusals = 0
   #inFlight = 0
   #queue: Promise<void> = Promise.resolve()
 
@@ -149,7 +168,7 @@ export class SocketSession {
   close ({ code, reason }: Closing): void {
     if (this.#closed) return
     this.#closed = true
-    this.#socket.close(code, reason)
+    closeSocket(this.#socket, code, reason)
   }
 
   #drop (): void {
@@ -265,24 +284,39 @@ export class SocketSession {
    * Charges a message after connection_init one request, before it is read:
    * pings, pongs and completes cost a parse and an answer each, and four
    * connections of one account sending them without end had kept a core
-   * busy for the price of four requests. True: read it. When the budget
-   * cannot pay, the message is not parsed (a refused megabyte of `{}` had
-   * cost 40 ms each): a subscribe gets its RATE_LIMITED error, found by
-   * its envelope alone; anything else closes the connection 1008, with
-   * when to retry in the reason.
+   * busy for the price of four requests. True: read it.
+   *
+   * When the budget cannot pay, the message is not parsed (a refused
+   * megabyte of `{}` had cost 40 ms each) but answered by its envelope
+   * alone (`type` and `id`): a subscribe gets its RATE_LIMITED error, a
+   * `complete` of a live subscription still ends it, anything else goes
+   * unanswered. Answering costs a scan of the text, so only a text of at
+   * most READ_REFUSED is answered, and only REFUSALS of them until a
+   * message is paid again: past either the connection is dropped unread,
+   * as a client that went on sending refused megabytes had kept the server
+   * busy for nothing.
    */
   async #paid (caller: Caller, text: string): Promise<boolean> {
     try {
       await this.#deps.access.charge(this.request, caller)
+      this.#refusals = 0
       return true
     } catch (error) {
+      const forBudget = error instanceof RateLimitedError
+      if (forBudget && (text.length > READ_REFUSED || ++this.#refusals > REFUSALS)) {
+        this.#drop()
+        return false
+      }
       const { type, id } = envelopeOf(text)
-      const subscription = type === this.#signals.subscribe && id !== undefined && id !== '' && !this.#subscriptions.has(id) ? id : undefined
-      // A subscribe hears why, as it would over HTTP (the budget, or a
-      // store that could not count it); anything else closes the connection.
-      if (subscription !== undefined) this.#sendErrors(subscription, [error instanceof RateLimitedError ? rateLimited(error) : this.#format(error)])
-      else if (error instanceof RateLimitedError) this.close(rateLimitedClose(error.retryAfter))
-      else throw error
+      const known = id !== undefined && isSubscriptionId(id)
+      if (known && type === this.#signals.subscribe && !this.#subscriptions.has(id)) {
+        // Why, as over HTTP: the budget, or a store that could not count it.
+        this.#sendErrors(id, [forBudget ? rateLimited(error) : this.#format(error)])
+      } else if (known && type === this.#signals.stop && this.#release(id)) {
+        this.screened.deliver(JSON.stringify({ type, id }))
+      } else if (!forBudget) {
+        throw error
+      }
       return false
     }
   }
@@ -297,7 +331,7 @@ export class SocketSession {
   async #subscribe (message: ClientMessage): Promise<void> {
     if (this.credentials === undefined) return this.close(CLOSE.unauthorized)
     const { id } = message
-    if (typeof id !== 'string' || id === '') return this.close(CLOSE.invalidMessage)
+    if (typeof id !== 'string' || !isSubscriptionId(id)) return this.close(CLOSE.invalidMessage)
     if (this.#subscriptions.has(id)) return this.close(duplicateId(id))
     let refusal: GraphQLFormattedError[]
     try {
@@ -421,7 +455,7 @@ export class SocketSession {
   }
 
   #send (message: Record<string, unknown>): void {
-    if (!this.#closed) this.#socket.send(JSON.stringify(message))
+    if (!this.#closed) sendTo(this.#socket, JSON.stringify(message))
   }
 
   #ended (): void {
