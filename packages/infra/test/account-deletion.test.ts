@@ -26,16 +26,16 @@ const KEYS = 7
 const DAYS = ['2026-11-22', '2026-11-23']
 
 const ids = uuidv7Generator()
-const account = (username: string): Account =>
-  ({ id: ids.next(), username, role: 'editor', passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, createdAt: new Date() })
+const account = (username: string, role: Account['role'] = 'editor'): Account =>
+  ({ id: ids.next(), username, role, passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, createdAt: new Date() })
 const apiKey = (ownerId: string): ApiKey =>
   ({ id: ids.next(), ownerId, name: 'k', scopes: ['people:read'], rateLimit: null, lookupId: ids.next().slice(-11), secretHash: 'h'.repeat(64), createdAt: new Date(), revokedAt: null })
 
-const world = async (handle: DatabaseHandle) => {
+const world = async (handle: DatabaseHandle, role: Account['role'] = 'editor') => {
   const repositories = { ...createRepositories(handle), accounts: kyselyAccountRepository(handle.db, handle.dialect, STEPS) }
   const ports = createInMemoryPorts(repositories)
   const { accounts, apiKeys, apiKeyUsage } = repositories
-  const [victim, bystander] = [account('victim'), account('bystander')]
+  const [victim, bystander] = [account('victim', role), account('bystander', role)]
   for (const a of [victim, bystander]) await accounts.insert(a)
   const keys = Array.from({ length: KEYS }, () => apiKey(victim.id))
   const kept = apiKey(bystander.id)
@@ -53,7 +53,7 @@ const world = async (handle: DatabaseHandle) => {
     t.same(await apiKeyUsage.byDay(kept.id), DAYS.map((day) => ({ day, requests: 1 })), 'with its usage')
     t.same(await accounts.findById(bystander.id), bystander)
   }
-  return { useCases: createAccessUseCases(ports), ports, accounts, victim, left, othersIntact }
+  return { useCases: createAccessUseCases(ports), ports, accounts, apiKeys, victim, bystander, left, othersIntact }
 }
 
 for (const [name, open] of Object.entries(stores)) {
@@ -96,6 +96,39 @@ for (const [name, open] of Object.entries(stores)) {
     await othersIntact(t)
   })
 }
+
+t.test('sqlite file: an account enabled again while its keys go is checked again: the last admin stays, and what it was given is revoked', async (t) => {
+  const { useCases, ports, accounts, apiKeys, victim, bystander } = await world(await sqliteFile(t), 'admin')
+  let asked = 0
+  let announced = ''
+  // Meanwhile an admin enables the victim again, and the victim disables the other admin.
+  const meanwhile = async () => {
+    if (++asked > 1) return
+    await accounts.changeExclusively(async (tx) => {
+      await tx.update({ ...(await tx.findById(victim.id))!, disabled: false })
+      await tx.update({ ...bystander, disabled: true })
+    })
+    announced = await ports.revocations.version()
+  }
+  await t.rejects(useCases.deleteAccount(victim.id, { beforeNextStep: meanwhile }), { code: 'LAST_ADMIN' })
+  t.match(await accounts.findById(victim.id), { disabled: false, role: 'admin' }, 'the only enabled admin is not deleted')
+
+  // Enabled again meanwhile, not the last admin: the deletion finishes, and is announced once more.
+  await accounts.changeExclusively(async (tx) => tx.update({ ...bystander, disabled: false }))
+  for (let i = 0; i < KEYS; i++) await apiKeys.insert(apiKey(victim.id))
+  let enabledAgain = false
+  await useCases.deleteAccount(victim.id, {
+    beforeNextStep: async () => {
+      if (enabledAgain) return
+      enabledAgain = true
+      await accounts.changeExclusively(async (tx) => tx.update({ ...(await tx.findById(victim.id))!, disabled: false }))
+      announced = await ports.revocations.version()
+    }
+  })
+  t.ok(enabledAgain)
+  t.equal(await accounts.findById(victim.id), undefined)
+  t.not(await ports.revocations.version(), announced, 'credentials it got while enabled again are revoked by the last transaction')
+})
 
 t.test('sqlite file: an account of fewer keys than a step goes in the one transaction, asking nobody', async (t) => {
   const handle = await sqliteFile(t)

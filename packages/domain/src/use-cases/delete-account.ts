@@ -1,5 +1,6 @@
 import { isEnabledAdmin } from '../account/account.js'
 import { accountNotFound, lastAdmin } from '../errors.js'
+import type { AccountChangeSet } from '../account/account.repository.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 
@@ -19,24 +20,31 @@ export interface DeleteAccountOptions {
  * An account the store will not delete in one transaction (very many keys)
  * is disabled in it instead, with a new token version, and the revocation
  * announced: it stops working at once, everywhere. Its keys then go a step
- * at a time, and the account last. Cut short, it stays disabled; deleting
- * it again finishes.
+ * at a time, and the account in a last transaction, which checks it again
+ * as the first did: an admin may have enabled it meanwhile (and then made
+ * it the last admin, or given it keys), so the rule and the revocation hold
+ * for that transaction as for the first. Cut short, it stays disabled;
+ * deleting it again finishes.
  */
 export const deleteAccount = ({ accounts, revocations }: Pick<Ports, 'accounts' | 'revocations'>) =>
   async (id: string, { beforeNextStep }: DeleteAccountOptions = {}): Promise<void> => {
-    const deleted = await accounts.changeExclusively(async (tx) => {
+    // 'gone': another deletion finished it meanwhile.
+    const attempt = async (tx: AccountChangeSet, first: boolean): Promise<'deleted' | 'disabled' | 'gone'> => {
       const account = isId(id) ? await tx.findById(id) : undefined
-      if (account === undefined) throw accountNotFound(id)
+      if (account === undefined) {
+        if (first) throw accountNotFound(id)
+        return 'gone'
+      }
       if (isEnabledAdmin(account) && await tx.countEnabledAdmins() <= 1) throw lastAdmin()
-      if (await tx.delete(id)) return true
+      if (await tx.delete(id)) return 'deleted'
       await tx.update({ ...account, disabled: true, tokenVersion: account.tokenVersion + 1 })
-      return false
-    })
-    await revocations.revoked()
-    // A disabled account makes no keys: once shed, the last transaction has
-    // only the account to delete, unless another deletion took it first.
-    for (let gone = deleted; !gone;) {
+      return 'disabled'
+    }
+    for (let first = true; ; first = false) {
+      const outcome = await accounts.changeExclusively((tx) => attempt(tx, first))
+      if (outcome === 'gone') return
+      await revocations.revoked()
+      if (outcome === 'deleted') return
       await accounts.shedKeys(id, beforeNextStep)
-      gone = await accounts.changeExclusively(async (tx) => await tx.findById(id) === undefined || tx.delete(id))
     }
   }

@@ -74,7 +74,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
       tags: ['auth'],
       summary: 'Delete an account and its API keys (admins, logged in); people and messages it wrote stay',
       description: 'The account\'s tokens and keys stop at once, on every instance. On the embedded SQLite database an account ' +
-        'with 250 keys (revoked ones count) or 500 usage rows or more is disabled at once, then loses its keys a step at a time, ' +
+        'with 50 keys (revoked ones count) or 100 usage rows or more is disabled at once, then loses its keys a step at a time, ' +
         'taking turns with other requests: until the answer admins see it disabled with fewer keys, and a deletion cut short ' +
         '(the server stopped) leaves it so; deleting again finishes it.',
       params: AccountIdParams,

@@ -21,9 +21,10 @@ import type { Database, Dialect } from '../database.js'
 
 /**
  * Rows one step deletes. A key's rows sit at random places of the lookup
- * index, so a step costs far more per row than the one statement: 250 keys
- * with their usage took 5–9 ms, the longest wait of other callers 13 ms
- * for an account of 100,000 keys and 20 ms for 500,000.
+ * index, and most of a step's time is its commit writing them: 250 keys
+ * with their usage took 5–16 ms a step. 50 take 1–3 ms: other callers
+ * waited 7 ms at most while an account of 100,000 keys went (in 3.4 s),
+ * 15 ms for 500,000 (in 24 s).
  */
 export interface AccountDeletionSteps {
   /** Usage rows (a key has one a day it was used). */
@@ -32,7 +33,7 @@ export interface AccountDeletionSteps {
   keyRows: number
 }
 
-export const ACCOUNT_DELETION_STEPS: AccountDeletionSteps = { usageRows: 500, keyRows: 250 }
+export const ACCOUNT_DELETION_STEPS: AccountDeletionSteps = { usageRows: 100, keyRows: 50 }
 
 type Db = Kysely<Database>
 
