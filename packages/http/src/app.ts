@@ -14,6 +14,7 @@ import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
 import { installRequestDurations, registerMetrics, type MetricsOptions } from './plugins/metrics.js'
 import { registerOpenApi } from './plugins/openapi.js'
+import { limitPipelining } from './plugins/pipelining.js'
 import { installResponseHeaders, responseHeaders } from './plugins/response-headers.js'
 import { registerCors, SECURITY_HEADERS } from './plugins/security-headers.js'
 import { registerUnderPressure } from './plugins/under-pressure.js'
@@ -126,6 +127,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     trustProxy: options.trustProxy ?? false
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  limitPipelining(app.server)
   app.decorateRequest('caller', undefined)
   installJsonBody(app)
   installValidation(app)

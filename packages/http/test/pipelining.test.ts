@@ -1,0 +1,51 @@
+import { connect } from 'node:net'
+import t from 'tap'
+import { MAX_UNANSWERED } from '../src/plugins/pipelining.js'
+import { realServer } from './helper.js'
+
+/*
+ * HTTP/1.1 pipelining on the real server (plugins/pipelining.ts): a client
+ * may send requests without waiting for the answers, up to MAX_UNANSWERED
+ * of them; one more destroys the connection, so a client that sends a
+ * thousand and reads nothing cannot make the server hold a thousand answers.
+ */
+
+/** Writes `count` pipelined GETs of `path` at once; what came back before the server closed the socket or `ms` passed. */
+const pipeline = async (url: string, path: string, count: number, ms = 3000): Promise<{ answers: number, closedByServer: boolean }> => {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  await new Promise((resolve) => socket.once('connect', resolve))
+  let received = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => { received += chunk })
+  const closed = new Promise<boolean>((resolve) => {
+    socket.once('close', () => resolve(true))
+    setTimeout(() => resolve(false), ms)
+  })
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(count))
+  const closedByServer = await closed
+  socket.destroy()
+  return { answers: received.split('HTTP/1.1 200 OK').length - 1, closedByServer }
+}
+
+t.test(`${MAX_UNANSWERED} pipelined requests are all answered on a connection that stays open`, async (t) => {
+  const { url } = await realServer(t)
+  t.same(await pipeline(url, '/health/live', MAX_UNANSWERED, 1000), { answers: MAX_UNANSWERED, closedByServer: false })
+})
+
+t.test('one more than that, sent before any is answered, destroys the connection', async (t) => {
+  const { url } = await realServer(t)
+  const { answers, closedByServer } = await pipeline(url, '/health/live', MAX_UNANSWERED + 1)
+  t.ok(closedByServer, 'closed by the server')
+  t.ok(answers < MAX_UNANSWERED + 1, `${answers} answered`)
+})
+
+t.test('a thousand pipelined requests for the OpenAPI document, never read: the connection goes, the server stays', async (t) => {
+  const { url } = await realServer(t)
+  const { closedByServer } = await pipeline(url, '/openapi.json', 1000)
+  t.ok(closedByServer, 'closed by the server instead of holding a thousand copies of the document')
+  const document = await fetch(`${url}/openapi.json`)
+  t.equal(document.status, 200, 'and answers everyone else')
+  t.equal(document.headers.get('content-type'), 'application/json; charset=utf-8')
+  t.match(await document.json(), { openapi: /^3\.1/ })
+})
