@@ -24,8 +24,26 @@ export const nameNeedle = (dialect: Dialect, needle: string): string => {
   return dialect === 'postgres' ? `%${escapeLike(lower)}%` : lower
 }
 
-/** SQLite's FTS5 phrase for a needle: a phrase MATCH takes % and _ as they are. */
-export const trigramPhrase = (needle: string): string => `"${needle.toLowerCase().replaceAll('"', '""')}"`
+/** Trigrams of a needle's FTS5 query: enough to narrow the candidates, few enough to read quickly. */
+const QUERY_TRIGRAMS = 16
+
+/**
+ * SQLite's FTS5 query for the names that may hold a needle: those holding
+ * its distinct trigrams (at most QUERY_TRIGRAMS, spread over the needle),
+ * each quoted, so that % and _ are taken as they are. A superset: the LIKE
+ * that follows keeps the names that hold the needle itself. Not the whole
+ * needle as a phrase: FTS5 checks a phrase's positions in every name that
+ * holds all its trigrams, and a needle of 200 characters repeating `bar`
+ * took 277 ms over names holding bar, arb and rba without the phrase.
+ */
+export const trigramQuery = (needle: string): string => {
+  const characters = [...needle.toLowerCase()]
+  const trigrams = [...new Set(characters.slice(2).map((_, i) => characters.slice(i, i + 3).join('')))]
+  const picked = trigrams.length <= QUERY_TRIGRAMS
+    ? trigrams
+    : Array.from({ length: QUERY_TRIGRAMS }, (_, i) => trigrams[Math.floor(i * trigrams.length / QUERY_TRIGRAMS)]!)
+  return picked.map((trigram) => `"${trigram.replaceAll('"', '""')}"`).join(' AND ')
+}
 
 /**
  * The person table as `alias`, for reading friends' keys, ids and names

@@ -2,7 +2,7 @@ import type { ListPeopleQuery, PersonSummary } from '@people-service/domain'
 import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { param, prepareQuery, prepareSql } from '../prepared-query.js'
-import { nameMatches, nameNeedle, trigramPhrase } from '../sql-dialect.js'
+import { nameMatches, nameNeedle, trigramQuery } from '../sql-dialect.js'
 
 /*
  * A name search answers in id order, like every list of people, and no
@@ -24,7 +24,11 @@ import { nameMatches, nameNeedle, trigramPhrase } from '../sql-dialect.js'
 /** People one range of a walk reads: at most 3.5 ms on SQLite at a million people (2-core AMD EPYC). */
 export const RANGE_ROWS = 20_000
 
-/** Matches up to which SQLite reads a needle's matches through its trigram index: 2 ms for 4,000 at a million people, 4.8 ms for 5,500. */
+/**
+ * Candidates (names holding the needle's trigrams, sql-dialect.ts'
+ * trigramQuery) up to which SQLite reads a needle's matches through its
+ * trigram index: 2 ms for 4,000 at a million people, 4.8 ms for 5,500.
+ */
 export const INDEXED_MATCHES_MAX = 5_000
 
 /** At most `limit` people whose names hold `nameContains`, after `afterId`, in id order. */
@@ -67,24 +71,25 @@ export const nameSearch = (db: Kysely<Database>, dialect: Dialect,
 
   // Through the index. PostgreSQL's pg_trgm index serves the LIKE itself,
   // and its planner answers off the event loop however many names match.
-  // SQLite's FTS5 index drives the statement (its matches, then sorted by
-  // id, whatever the id bound) while it holds fewer than indexedMatchesMax
-  // matches, counted first (0.1–0.4 ms at a million people).
-  const throughIndex: (params: PageParams & { phrase: string }) => Promise<PersonSummary[]> = dialect === 'postgres'
+  // SQLite's FTS5 index drives the statement (its candidates, kept by the
+  // LIKE, then sorted by id, whatever the id bound) while it holds fewer
+  // than indexedMatchesMax candidates, counted first (0.1–1 ms at a million
+  // people).
+  const throughIndex: (params: PageParams & { trigrams: string }) => Promise<PersonSummary[]> = dialect === 'postgres'
     ? firstMatches
-    : prepareQuery(db, page.where(sql<boolean>`person.pk in (select rowid from person_name where person_name match ${param('phrase')})`)
+    : prepareQuery(db, page.where(sql<boolean>`person.pk in (select rowid from person_name where person_name match ${param('trigrams')})`)
       .orderBy('person.id').limit(param<number>('limit')))
-  const ftsMatches = dialect === 'sqlite'
-    ? prepareSql<{ matches: number }, { phrase: string, most: number }>(db,
-      sql`select count(*) as matches from (select 1 from person_name where person_name match ${param('phrase')} limit ${param('most')})`)
+  const ftsCandidates = dialect === 'sqlite'
+    ? prepareSql<{ candidates: number }, { trigrams: string, most: number }>(db,
+      sql`select count(*) as candidates from (select 1 from person_name where person_name match ${param('trigrams')} limit ${param('most')})`)
     : undefined
-  const indexServes = async (phrase: string): Promise<boolean> =>
-    ftsMatches === undefined || ((await ftsMatches({ phrase, most: indexedMatchesMax }))[0]?.matches ?? 0) < indexedMatchesMax
+  const indexServes = async (trigrams: string): Promise<boolean> =>
+    ftsCandidates === undefined || ((await ftsCandidates({ trigrams, most: indexedMatchesMax }))[0]?.candidates ?? 0) < indexedMatchesMax
 
   return async (query) => {
     if ([...query.nameContains].length < 3) return walk(query)
-    const phrase = trigramPhrase(query.nameContains)
-    if (!await indexServes(phrase)) return walk(query)
-    return throughIndex({ afterId: query.afterId ?? '', needle: nameNeedle(dialect, query.nameContains), phrase, limit: query.limit })
+    const trigrams = trigramQuery(query.nameContains)
+    if (!await indexServes(trigrams)) return walk(query)
+    return throughIndex({ afterId: query.afterId ?? '', needle: nameNeedle(dialect, query.nameContains), trigrams, limit: query.limit })
   }
 }
