@@ -63,6 +63,18 @@ t.test('GET /metrics: each series counts its own requests, by method, route patt
   t.notMatch(body, /method="HEAD"|\/health\/live|\/nowhere/, 'not counted')
 })
 
+t.test('GET /metrics: the methods a path does not offer (405) are counted as one, other', async (t) => {
+  const { app, api } = await build(t)
+  for (const method of ['DELETE', 'PUT', 'PROPFIND', 'MKCOL', 'PATCH'] as const) {
+    t.equal((await api.inject({ method, url: '/people' })).statusCode, 405, method)
+  }
+  await app.inject({ method: 'PROPFIND', url: '/people' })
+  const body = (await api.inject('/metrics')).body
+  const people = body.split('\n').filter((line) => line.startsWith('http_request_duration_seconds_count') && line.includes('route="/people"'))
+  t.match(people, [/method="other",route="\/people",status_code="405"\} 5$/, /method="other",route="\/people",status_code="401"\} 1$/], 'one series a status, for any method')
+  t.equal(people.length, 2)
+})
+
 t.test('security headers on every response, errors included', async (t) => {
   const { api } = await build(t)
   for (const url of ['/people', '/nowhere']) {
