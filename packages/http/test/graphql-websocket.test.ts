@@ -175,6 +175,11 @@ t.test('before connection_init only small messages are read, and few; afterwards
   t.same(await closedWithin(longId, 300), 'open', 'an id of 128 characters is taken')
   longId.subscribe('x'.repeat(129), MESSAGE_SENT, { p: null })
   t.same(await closedWithin(longId, 3000), { code: 4400, reason: 'Invalid message received' }, 'one of 129 closes the connection')
+  // A close reason may be 123 bytes: a long id in use is not named in it, and the connection still closes.
+  const reused = await connect(t, url)
+  await reused.init(admin)
+  for (let n = 0; n < 2; n++) reused.subscribe('y'.repeat(128), MESSAGE_SENT, { p: null })
+  t.same(await closedWithin(reused, 3000), { code: 4409, reason: 'Subscriber already exists' }, 'a long id in use closes the connection 4409')
 })
 
 t.test('a connection that sends no connection_init is closed 4408; the deadline is 10 s unless set', async (t) => {

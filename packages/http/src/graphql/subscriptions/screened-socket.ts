@@ -39,7 +39,14 @@ const CLOSE_GRACE_MS = 1000
 
 /** Closes with `code`, and drops the connection if the client has not answered within CLOSE_GRACE_MS. */
 export const closeSocket = (socket: RawSocket, code?: number, reason?: string): void => {
-  socket.close(code, reason)
+  try {
+    socket.close(code, reason)
+  } catch {
+    // `ws` refuses what it cannot send (a reason over 123 bytes): the
+    // connection goes all the same, else it would stay open, unread.
+    socket.terminate()
+    return
+  }
   const timer = setTimeout(() => socket.terminate(), CLOSE_GRACE_MS)
   timer.unref()
   socket.on('close', () => clearTimeout(timer))

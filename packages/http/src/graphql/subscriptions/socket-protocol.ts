@@ -19,7 +19,13 @@ export const CLOSE = {
 
 export type Closing = typeof CLOSE[keyof typeof CLOSE] | { code: 4409, reason: string }
 
-export const duplicateId = (id: string): Closing => ({ code: 4409, reason: `Subscriber for ${id} already exists` })
+/** A close reason may be 123 bytes: a longer one makes `ws` throw instead of closing. */
+const MAX_REASON_BYTES = 123
+
+export const duplicateId = (id: string): Closing => {
+  const reason = `Subscriber for ${id} already exists`
+  return { code: 4409, reason: Buffer.byteLength(reason) <= MAX_REASON_BYTES ? reason : 'Subscriber already exists' }
+}
 
 /** The client's message types of one subprotocol. */
 export interface ClientSignals {
