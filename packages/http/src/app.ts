@@ -15,6 +15,7 @@ import { installLimits, LIMITS } from './plugins/limits.js'
 import { installRequestDurations, registerMetrics, type MetricsOptions } from './plugins/metrics.js'
 import { registerOpenApi } from './plugins/openapi.js'
 import { limitPipelining } from './plugins/pipelining.js'
+import { closeAnsweredUpgrades } from './plugins/upgrades.js'
 import { installResponseHeaders, responseHeaders } from './plugins/response-headers.js'
 import { registerCors, SECURITY_HEADERS } from './plugins/security-headers.js'
 import { registerUnderPressure } from './plugins/under-pressure.js'
@@ -128,6 +129,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   limitPipelining(app.server)
+  closeAnsweredUpgrades(app)
   app.decorateRequest('caller', undefined)
   installJsonBody(app)
   installValidation(app)
