@@ -122,6 +122,10 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     // A client that trickles its request in holds a socket: bounded, and
     // checked every second rather than Node's default 30 s.
     requestTimeout: options.timeouts?.requestMs ?? 30_000,
+    // A client that stops reading holds the answers it asked for (a review's
+    // 30 connections of 16 pipelined 2 MB inboxes each: +757 MB): a socket
+    // with nothing read or written for as long as a request may take goes.
+    connectionTimeout: options.timeouts?.requestMs ?? 30_000,
     http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
     frameworkErrors: answerBadUrl(setResponseHeaders),
     clientErrorHandler: clientErrorHandler(SECURITY_HEADERS),

@@ -49,3 +49,13 @@ t.test('a thousand pipelined requests for the OpenAPI document, never read: the 
   t.equal(document.headers.get('content-type'), 'application/json; charset=utf-8')
   t.match(await document.json(), { openapi: /^3\.1/ })
 })
+
+t.test('a socket with nothing read or written for as long as a request may take is let go', async (t) => {
+  // What it holds: answers a client asked for and does not read, beyond
+  // what the kernel's buffers take (which leaves nothing to wait for, and
+  // no answer in the process). Node destroys a socket idle that long.
+  const { app } = await realServer(t, { timeouts: { headersMs: 1000, requestMs: 1500 } })
+  t.equal(app.server.timeout, 1500)
+  const { app: byDefault } = await realServer(t)
+  t.equal(byDefault.server.timeout, 30_000)
+})
