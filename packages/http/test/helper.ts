@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -283,3 +284,24 @@ export const weightedRoutes = (app: FastifyInstance): void => {
 /** A response's status and budget, as `200 10/6` (limit/remaining). */
 export const budgetOf = (response: { statusCode: number, headers: Record<string, unknown> }) =>
   `${response.statusCode} ${String(response.headers['ratelimit-limit'])}/${String(response.headers['ratelimit-remaining'])}`
+
+/**
+ * Writes `text` on a raw TCP connection to `url`'s server at once: what came
+ * back, and whether the server closed the socket before `ms` passed.
+ */
+export const rawExchange = async (url: string, text: string, ms: number): Promise<{ received: string, closedByServer: boolean }> => {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  await new Promise((resolve) => socket.once('connect', resolve))
+  let received = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => { received += chunk })
+  const closed = new Promise<boolean>((resolve) => {
+    socket.once('close', () => resolve(true))
+    setTimeout(() => resolve(false), ms)
+  })
+  socket.write(text)
+  const closedByServer = await closed
+  socket.destroy()
+  return { received, closedByServer }
+}

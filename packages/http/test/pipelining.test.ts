@@ -1,7 +1,6 @@
-import { connect } from 'node:net'
 import t from 'tap'
 import { MAX_UNANSWERED } from '../src/plugins/pipelining.js'
-import { realServer } from './helper.js'
+import { rawExchange, realServer } from './helper.js'
 
 /*
  * HTTP/1.1 pipelining on the real server (plugins/pipelining.ts): a client
@@ -10,21 +9,9 @@ import { realServer } from './helper.js'
  * thousand and reads nothing cannot make the server hold a thousand answers.
  */
 
-/** Writes `count` pipelined GETs of `path` at once; what came back before the server closed the socket or `ms` passed. */
+/** Writes `count` pipelined GETs of `path` at once: the answers that came back, and whether the server closed the socket within `ms`. */
 const pipeline = async (url: string, path: string, count: number, ms = 3000): Promise<{ answers: number, closedByServer: boolean }> => {
-  const { hostname, port } = new URL(url)
-  const socket = connect(Number(port), hostname)
-  await new Promise((resolve) => socket.once('connect', resolve))
-  let received = ''
-  socket.setEncoding('latin1')
-  socket.on('data', (chunk: string) => { received += chunk })
-  const closed = new Promise<boolean>((resolve) => {
-    socket.once('close', () => resolve(true))
-    setTimeout(() => resolve(false), ms)
-  })
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(count))
-  const closedByServer = await closed
-  socket.destroy()
+  const { received, closedByServer } = await rawExchange(url, `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(count), ms)
   return { answers: received.split('HTTP/1.1 200 OK').length - 1, closedByServer }
 }
 

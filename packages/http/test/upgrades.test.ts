@@ -1,6 +1,5 @@
-import { connect } from 'node:net'
 import t from 'tap'
-import { realServer } from './helper.js'
+import { rawExchange, realServer } from './helper.js'
 
 /*
  * Upgrade requests to anything but the WebSocket at /graphql, on the real
@@ -8,21 +7,9 @@ import { realServer } from './helper.js'
  * by the server, not left open.
  */
 
-/** Sends one upgrade request; its status line, and whether the server closed the socket within `ms`. */
+/** Sends one upgrade request: its status line, and whether the server closed the socket within `ms`. */
 const upgrade = async (url: string, request: string, ms = 2000): Promise<{ status: string, closedByServer: boolean }> => {
-  const { hostname, port } = new URL(url)
-  const socket = connect(Number(port), hostname)
-  await new Promise((resolve) => socket.once('connect', resolve))
-  let received = ''
-  socket.setEncoding('latin1')
-  socket.on('data', (chunk: string) => { received += chunk })
-  const closed = new Promise<boolean>((resolve) => {
-    socket.once('close', () => resolve(true))
-    setTimeout(() => resolve(false), ms)
-  })
-  socket.write(request)
-  const closedByServer = await closed
-  socket.destroy()
+  const { received, closedByServer } = await rawExchange(url, request, ms)
   return { status: received.split('\r\n')[0] ?? '', closedByServer }
 }
 
