@@ -13,7 +13,6 @@ const CLOSE_OBJECT = 0x7d
 const CLOSE_ARRAY = 0x5d
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
-
 const COMMA = 0x2c
 
 /** Where the string opened at `start` closes (its quote's index; the text's length when it never does). */

@@ -32,7 +32,8 @@ export const idempotently = (ports: IdempotencyPorts) => {
   // only leaves them for the next round. A round is due by time or by the
   // records made since the last (IDEMPOTENCY.pruneBatch).
   const pruneWhenDue = (now: Date): void => {
-    if (now.getTime() < nextPruneAt && ++recordedSincePrune < IDEMPOTENCY.pruneBatch / 2) return
+    recordedSincePrune++
+    if (now.getTime() < nextPruneAt && recordedSincePrune < IDEMPOTENCY.pruneBatch / 2) return
     nextPruneAt = now.getTime() + IDEMPOTENCY.pruneEveryMs
     recordedSincePrune = 0
     idempotency.pruneExpired(now, IDEMPOTENCY.pruneBatch).catch(() => {})

@@ -10,6 +10,9 @@ import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
 import { FOREIGN_ROUTES } from './openapi-foreign-routes.js'
 
 /** Every tag an operation may carry; an undeclared one fails the start. */
+/** The OpenAPI document's own type, as Fastify gives a JSON answer. */
+const JSON_TYPE = 'application/json; charset=utf-8'
+
 export const TAGS = [
   { name: 'people', description: 'People: create, read, update, delete, list' },
   { name: 'friends', description: 'Friendships, always mutual' },
@@ -197,7 +200,7 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
     uiHooks: {
       preHandler: (request, reply, done) => {
         const route = request.routeOptions.url
-        if (route === '/docs/json') reply.type('application/json; charset=utf-8').send(asJson())
+        if (route === '/docs/json') reply.type(JSON_TYPE).send(asJson())
         else if (route === '/docs/yaml') reply.type('application/x-yaml').send(asYaml())
         else done()
       }
@@ -219,5 +222,5 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
         }
       }
     }
-  }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(asJson()))
+  }, async (_request, reply) => reply.type(JSON_TYPE).send(asJson()))
 }

@@ -77,8 +77,8 @@ export const accountDeletion = (dialect: Dialect, { usageRows, keyRows }: Accoun
      */
     async deleteNow (trx: Db, id: string): Promise<boolean> {
       if (dialect === 'sqlite') {
-        const [{ big }] = await sql<{ big: number }>`select ${stepped(id)} as big`.execute(trx).then((result) => result.rows as [{ big: number }])
-        if (big !== 0) return false
+        const { rows: [row] } = await sql<{ big: number }>`select ${stepped(id)} as big`.execute(trx)
+        if (row?.big !== 0) return false
       }
       await trx.deleteFrom('api_key_usage').where('key_id', 'in', keysOf(trx, id)).execute()
       await trx.deleteFrom('api_key').where('owner_id', '=', id).execute()
