@@ -21,6 +21,7 @@ export type DomainErrorCode =
   | 'IDEMPOTENCY_KEY_IN_USE'
   | 'ACCOUNT_NOT_FOUND'
   | 'LAST_ADMIN'
+  | 'ACCOUNT_BEING_DELETED'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
@@ -73,6 +74,9 @@ export const accountNotFound = (id: string): DomainError =>
 
 export const lastAdmin = (): DomainError =>
   new DomainError('LAST_ADMIN', 'the last enabled admin cannot be deleted, disabled or given another role')
+
+export const accountBeingDeleted = (id: string): DomainError =>
+  new DomainError('ACCOUNT_BEING_DELETED', `the account ${quotedId(id)} is being deleted; delete it again to finish`)
 
 /** Unknown username and wrong password alike, so a response never tells which usernames exist. */
 export const invalidCredentials = (message = 'wrong username or password'): DomainError =>

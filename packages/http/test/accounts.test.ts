@@ -195,17 +195,29 @@ t.test('an account with more keys than a step is deleted whole over real HTTP: e
   t.equal((await post('/users', admin, { username: 'hoarder', password: PASSWORD, role: 'editor' })).status, 201)
   const { id } = await (await fetch(`${url}/users/me`, { headers: await logInOver(url, 'hoarder') })).json() as { id: string }
   const hoarder = await logInOver(url, 'hoarder')
-  // Two steps of keys and some: made as a caller makes them, one request each.
-  const count = 2 * ACCOUNT_DELETION_STEPS.keyRows + 10
+  // Three steps of keys and some: made as a caller makes them, one request each.
+  const count = 3 * ACCOUNT_DELETION_STEPS.keyRows + 10
   const keys: Array<{ id: string, key: string }> = []
   for (let i = 0; i < count; i++) keys.push((await (await post('/api-keys', hoarder, { name: `key ${i}` })).json()) as { id: string, key: string })
   for (const { id: keyId } of keys.slice(0, 5)) t.equal((await fetch(`${url}/api-keys/${keyId}`, { method: 'DELETE', headers: hoarder })).status, 200)
   const used = keys.at(-1)!.key
   t.equal((await fetch(`${url}/people`, { headers: { 'x-api-key': used } })).status, 200, 'a key works before')
 
-  const deleted = await fetch(`${url}/users/${id}`, { method: 'DELETE', headers: admin })
+  // Meanwhile another admin keeps trying to enable it again: from its first step on, refused.
+  const deletion = { done: false }
+  const deleting = fetch(`${url}/users/${id}`, { method: 'DELETE', headers: admin }).finally(() => { deletion.done = true })
+  const answers: Array<{ status: number, code?: string }> = []
+  while (!deletion.done) {
+    const response = await fetch(`${url}/users/${id}`, { method: 'PATCH', headers: { ...admin, 'content-type': 'application/json' }, body: '{"disabled":false}' })
+    answers.push({ status: response.status, code: ((await response.json()) as { code?: string }).code })
+  }
+  const deleted = await deleting
   t.equal(deleted.status, 200)
   t.same(await deleted.json(), { id, deleted: true })
+  const refused = answers.filter((a) => a.status === 409)
+  t.ok(refused.length > 0, `enabling it during the deletion refused (${JSON.stringify(answers)})`)
+  t.ok(refused.every((a) => a.code === 'ACCOUNT_BEING_DELETED'), 'as ACCOUNT_BEING_DELETED')
+  t.same(answers.slice(answers.indexOf(refused[0]!)).filter((a) => a.status !== 409 && a.status !== 404), [], 'never enabled once the deletion began')
   t.equal((await fetch(`${url}/people`, { headers: { 'x-api-key': used } })).status, 401, 'its keys stop')
   t.equal((await fetch(`${url}/people`, { headers: hoarder })).status, 401, 'its token stops')
   t.equal((await fetch(`${url}/users/${id}`, { method: 'DELETE', headers: admin })).status, 404, 'gone')

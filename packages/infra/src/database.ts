@@ -51,6 +51,8 @@ export interface AccountTable {
   /** 0 or 1 on both databases. */
   disabled: number
   token_version: number
+  /** 0 or 1: set while an account is deleted in steps. */
+  deleting: number
   created_at: Timestamp
 }
 

@@ -10,6 +10,7 @@ import { compactStorage } from './migrations/2026-11-27-compact-storage.js'
 import { personPageIndex } from './migrations/2026-11-28-person-page-index.js'
 import { personSummaryIndex } from './migrations/2026-11-29-person-summary-index.js'
 import { activeApiKeyIndexes } from './migrations/2026-11-30-active-api-key-indexes.js'
+import { accountDeleting } from './migrations/2026-12-01-account-deleting.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -22,7 +23,8 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '2026-11-27-compact-storage': compactStorage(dialect),
   '2026-11-28-person-page-index': personPageIndex(dialect),
   '2026-11-29-person-summary-index': personSummaryIndex(dialect),
-  '2026-11-30-active-api-key-indexes': activeApiKeyIndexes
+  '2026-11-30-active-api-key-indexes': activeApiKeyIndexes,
+  '2026-12-01-account-deleting': accountDeleting
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

@@ -27,7 +27,7 @@ const DAYS = ['2026-11-22', '2026-11-23']
 
 const ids = uuidv7Generator()
 const account = (username: string, role: Account['role'] = 'editor'): Account =>
-  ({ id: ids.next(), username, role, passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, createdAt: new Date() })
+  ({ id: ids.next(), username, role, passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, deleting: false, createdAt: new Date() })
 const apiKey = (ownerId: string): ApiKey =>
   ({ id: ids.next(), ownerId, name: 'k', scopes: ['people:read'], rateLimit: null, lookupId: ids.next().slice(-11), secretHash: 'h'.repeat(64), createdAt: new Date(), revokedAt: null })
 
@@ -88,7 +88,8 @@ for (const [name, open] of Object.entries(stores)) {
     }
     await t.rejects(useCases.deleteAccount(victim.id, { beforeNextStep: stopping }), { message: 'stopped' })
     const halfway = await left()
-    t.match(await accounts.findById(victim.id), { disabled: true }, 'still there, disabled')
+    t.match(await accounts.findById(victim.id), { disabled: true, deleting: true }, 'still there, disabled, marked as being deleted')
+    await t.rejects(useCases.updateAccount(victim.id, { disabled: false }), { code: 'ACCOUNT_BEING_DELETED' }, 'no admin can enable it again')
     t.ok(halfway.keys + halfway.usage > 0 && halfway.keys + halfway.usage < KEYS + KEYS * DAYS.length, `part of it went (${JSON.stringify(halfway)})`)
     await useCases.deleteAccount(victim.id)
     t.equal(await accounts.findById(victim.id), undefined)
@@ -97,11 +98,30 @@ for (const [name, open] of Object.entries(stores)) {
   })
 }
 
-t.test('sqlite file: an account enabled again while its keys go is checked again: the last admin stays, and what it was given is revoked', async (t) => {
+t.test('sqlite file: while its keys go, an account cannot be enabled again, nor changed otherwise: the deletion finishes', async (t) => {
+  const { useCases, accounts, victim, bystander, left } = await world(await sqliteFile(t), 'admin')
+  const refusals: unknown[] = []
+  // What the review did: the other admin enables the victim again, which would then disable that admin.
+  let asked = 0
+  const meanwhile = async () => {
+    if (++asked > 1) return
+    for (const changes of [{ disabled: false }, { role: 'editor' as const }, { password: 'a new password of some length' }]) {
+      await useCases.updateAccount(victim.id, changes).then(() => refusals.push('changed'), (error: unknown) => refusals.push(error))
+    }
+  }
+  await useCases.deleteAccount(victim.id, { beforeNextStep: meanwhile })
+  t.equal(refusals.length, 3)
+  t.ok(refusals.every((r) => r instanceof Error && 'code' in r && r.code === 'ACCOUNT_BEING_DELETED'), 'every change refused, 409 ACCOUNT_BEING_DELETED')
+  t.equal(await accounts.findById(victim.id), undefined, 'the account is gone')
+  t.same(await left(), { keys: 0, usage: 0 })
+  t.match(await accounts.findById(bystander.id), { disabled: false, role: 'admin' }, 'the other admin stays one')
+})
+
+t.test('sqlite file: an account enabled again in the store while its keys go is checked again: the last admin stays, and what it was given is revoked', async (t) => {
   const { useCases, ports, accounts, apiKeys, victim, bystander } = await world(await sqliteFile(t), 'admin')
   let asked = 0
   let announced = ''
-  // Meanwhile an admin enables the victim again, and the victim disables the other admin.
+  // Past the use cases (which refuse it), the store enables the victim again, and the victim disables the other admin.
   const meanwhile = async () => {
     if (++asked > 1) return
     await accounts.changeExclusively(async (tx) => {

@@ -27,11 +27,17 @@ export interface Account {
    * issued under and is refused once they differ.
    */
   tokenVersion: number
+  /**
+   * Set when a deletion has begun and not yet finished (an account deleted
+   * in steps): the account is disabled and can no longer be changed, only
+   * deleted.
+   */
+  deleting: boolean
   createdAt: Date
 }
 
 /** An account as others may see it: no password material, no token version. */
-export type AccountView = Omit<Account, 'passwordHash' | 'tokenVersion'>
+export type AccountView = Omit<Account, 'passwordHash' | 'tokenVersion' | 'deleting'>
 
 export const toAccountView = ({ id, username, role, disabled, createdAt }: Account): AccountView =>
   ({ id, username, role, disabled, createdAt })

@@ -36,7 +36,7 @@ const message = (personId: string, fields: Partial<Message> = {}): Message =>
   ({ id: ids.next(), personId, text: 'hello', senderId: 'sender-1', sentAt: at(), ...fields })
 
 const account = (fields: Partial<Account> = {}): Account =>
-  ({ id: ids.next(), username: `user-${ids.next().slice(-12)}`, role: 'editor', passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, createdAt: at(), ...fields })
+  ({ id: ids.next(), username: `user-${ids.next().slice(-12)}`, role: 'editor', passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', disabled: false, tokenVersion: 0, deleting: false, createdAt: at(), ...fields })
 
 const apiKey = (ownerId: string, fields: Partial<ApiKey> = {}): ApiKey => {
   const id = ids.next()
@@ -354,11 +354,11 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
-    name: 'an exclusive change stores role, disabled, password and token version, or nothing when it throws',
+    name: 'an exclusive change stores role, disabled, password, token version and the deletion mark, or nothing when it throws',
     async run ({ accounts }) {
       const [ada, bob, cy] = [account({ role: 'admin' }), account({ role: 'admin' }), account({ role: 'viewer' })]
       for (const a of [ada!, bob!, cy!]) await accounts.insert(a)
-      const changed = { ...bob!, role: 'editor' as const, disabled: true, passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$bmV3', tokenVersion: 3 }
+      const changed = { ...bob!, role: 'editor' as const, disabled: true, passwordHash: '$scrypt$ln=10,r=8,p=1$c2FsdA$bmV3', tokenVersion: 3, deleting: true }
       const counted = await accounts.changeExclusively(async (tx) => {
         assert.deepEqual(await tx.findById(bob!.id), bob)
         const before = await tx.countEnabledAdmins()

@@ -7,7 +7,7 @@ export const createAccount = ({ accounts, passwords, clock, ids }: Pick<Ports, '
     const username = checkUsername(input.username)
     const password = checkPassword(input.password)
     const role = checkRole(input.role)
-    const account = { id: ids.next(), username, role, passwordHash: await passwords.hash(password), disabled: false, tokenVersion: 0, createdAt: clock.now() }
+    const account = { id: ids.next(), username, role, passwordHash: await passwords.hash(password), disabled: false, tokenVersion: 0, deleting: false, createdAt: clock.now() }
     await accounts.insert(account)
     return toAccountView(account)
   }

@@ -18,13 +18,13 @@ export interface DeleteAccountOptions {
  * admin cannot go.
  *
  * An account the store will not delete in one transaction (very many keys)
- * is disabled in it instead, with a new token version, and the revocation
- * announced: it stops working at once, everywhere. Its keys then go a step
- * at a time, and the account in a last transaction, which checks it again
- * as the first did: an admin may have enabled it meanwhile (and then made
- * it the last admin, or given it keys), so the rule and the revocation hold
- * for that transaction as for the first. Cut short, it stays disabled;
- * deleting it again finishes.
+ * is disabled in it instead, with a new token version, marked as being
+ * deleted (no admin can enable it again: updateAccount refuses), and the
+ * revocation announced: it stops working at once, everywhere. Its keys then
+ * go a step at a time, and the account in a last transaction, which checks
+ * it again as the first did, so the rule and the revocation hold for that
+ * transaction whatever the store went through meanwhile. Cut short, it
+ * stays disabled and marked; deleting it again finishes.
  */
 export const deleteAccount = ({ accounts, revocations }: Pick<Ports, 'accounts' | 'revocations'>) =>
   async (id: string, { beforeNextStep }: DeleteAccountOptions = {}): Promise<void> => {
@@ -37,7 +37,7 @@ export const deleteAccount = ({ accounts, revocations }: Pick<Ports, 'accounts' 
       }
       if (isEnabledAdmin(account) && await tx.countEnabledAdmins() <= 1) throw lastAdmin()
       if (await tx.delete(id)) return 'deleted'
-      await tx.update({ ...account, disabled: true, tokenVersion: account.tokenVersion + 1 })
+      await tx.update({ ...account, disabled: true, deleting: true, tokenVersion: account.tokenVersion + 1 })
       return 'disabled'
     }
     for (let first = true; ; first = false) {

@@ -1,5 +1,5 @@
 import { type AccountChanges, type AccountView, checkPassword, checkRole, isEnabledAdmin, toAccountView } from '../account/account.js'
-import { accountNotFound, lastAdmin, validationError } from '../errors.js'
+import { accountBeingDeleted, accountNotFound, lastAdmin, validationError } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 
@@ -7,7 +7,9 @@ import { isId } from '../shared/ids.js'
  * Changes an account's role, disabled flag or password. A new role or
  * password, or disabling, ends every token issued before: the token version
  * goes up in the same transaction. Every instance is told of any change once
- * it is committed. The last enabled admin keeps being one.
+ * it is committed. The last enabled admin keeps being one. An account whose
+ * deletion has begun cannot change (ACCOUNT_BEING_DELETED): deleting it
+ * again finishes it.
  */
 export const updateAccount = ({ accounts, passwords, revocations }: Pick<Ports, 'accounts' | 'passwords' | 'revocations'>) =>
   async (id: string, changes: AccountChanges): Promise<AccountView> => {
@@ -19,6 +21,8 @@ export const updateAccount = ({ accounts, passwords, revocations }: Pick<Ports, 
     const { account, changed } = await accounts.changeExclusively(async (tx) => {
       const current = isId(id) ? await tx.findById(id) : undefined
       if (current === undefined) throw accountNotFound(id)
+      // Its keys are going: enabled again, it could act (and become the last admin) before the end.
+      if (current.deleting) throw accountBeingDeleted(id)
       const next = {
         ...current,
         role: role ?? current.role,

@@ -61,6 +61,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
       operationId: 'updateAccount',
       tags: ['auth'],
       summary: 'Change an account\'s role, password or disabled flag (admins, logged in); its earlier tokens stop working',
+      description: 'Refused with 409 LAST_ADMIN when it would leave no enabled admin, and with 409 ACCOUNT_BEING_DELETED ' +
+        'while a deletion of the account is under way (see DELETE).',
       params: AccountIdParams,
       body: AccountChangesSchema,
       response: { 200: documented(AccountSchema, { description: 'The account as changed', example: EXAMPLES.account }), ...errorResponses(400, 401, 403, 404, 409, 429) }
@@ -76,7 +78,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
       description: 'The account\'s tokens and keys stop at once, on every instance. On the embedded SQLite database an account ' +
         'with 50 keys (revoked ones count) or 100 usage rows or more is disabled at once, then loses its keys a step at a time, ' +
         'taking turns with other requests: until the answer admins see it disabled with fewer keys, and a deletion cut short ' +
-        '(the server stopped) leaves it so; deleting again finishes it.',
+        '(the server stopped) leaves it so; deleting again finishes it. Meanwhile it cannot be changed: PATCH answers 409 ' +
+        'ACCOUNT_BEING_DELETED.',
       params: AccountIdParams,
       response: { 200: documented(AccountDeletedSchema, { description: 'Deleted, with its API keys', example: EXAMPLES.deletedAccount }), ...errorResponses(401, 403, 404, 409, 429) }
     }

@@ -17,6 +17,7 @@ const toAccount = (row: AccountRow): Account => {
     passwordHash: row.password_hash,
     disabled: row.disabled !== 0,
     tokenVersion: row.token_version,
+    deleting: row.deleting !== 0,
     createdAt: toDate(row.created_at)
   }
 }
@@ -42,7 +43,8 @@ const changeSetOf = (trx: Transaction<Database>, deletion: AccountDeletion): Acc
       role: account.role,
       disabled: account.disabled ? 1 : 0,
       password_hash: account.passwordHash,
-      token_version: account.tokenVersion
+      token_version: account.tokenVersion,
+      deleting: account.deleting ? 1 : 0
     }).where('id', '=', account.id).execute()
   },
 
@@ -65,6 +67,7 @@ export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect, 
           password_hash: account.passwordHash,
           disabled: account.disabled ? 1 : 0,
           token_version: account.tokenVersion,
+          deleting: account.deleting ? 1 : 0,
           created_at: account.createdAt.toISOString()
         }).execute()
       } catch (error) {
