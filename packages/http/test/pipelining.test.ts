@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http'
 import t from 'tap'
 import { MAX_UNANSWERED } from '../src/plugins/pipelining.js'
 import { rawExchange, realServer } from './helper.js'
@@ -45,4 +46,30 @@ t.test('a socket with nothing read or written for as long as a request may take 
   t.equal(app.server.timeout, 1500)
   const { app: byDefault } = await realServer(t)
   t.equal(byDefault.server.timeout, 30_000)
+})
+
+t.test('an expectation the server cannot meet: 417 from the service, with its headers, and counted like any request', async (t) => {
+  const { url } = await realServer(t)
+  // Node would answer these itself, uncounted: a client could send them without end on one connection.
+  const expecting = (value: string) => `GET /health/live HTTP/1.1\r\nHost: localhost\r\nExpect: ${value}\r\n\r\n`
+  const { received, closedByServer } = await rawExchange(url, expecting('the-impossible'), 1000)
+  t.notOk(closedByServer, 'the connection stays open')
+  t.match(received, /^HTTP\/1\.1 417 Expectation Failed\r\n/)
+  t.match(received, /\r\nx-request-id: \S+\r\n/i, 'with a request id')
+  t.match(received, /\r\nx-content-type-options: nosniff\r\n/i, 'and the security headers')
+  t.match(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)), { statusCode: 417, code: 'EXPECTATION_FAILED' })
+
+  const flood = await rawExchange(url, expecting('x').repeat(MAX_UNANSWERED + 1), 3000)
+  t.ok(flood.closedByServer, `${MAX_UNANSWERED + 1} of them pipelined: the connection goes`)
+
+  // What Node meets itself: 100 Continue, then the request runs.
+  const { hostname, port } = new URL(url)
+  const continued = await new Promise<number[]>((resolve, reject) => {
+    const statuses: number[] = []
+    const request = httpRequest({ hostname, port, method: 'POST', path: '/auth/login', headers: { expect: '100-continue', 'content-type': 'application/json' } })
+    request.on('continue', () => { statuses.push(100); request.end('{"username":"nobody","password":"wrong password here"}') })
+    request.on('response', (response) => { statuses.push(response.statusCode ?? 0); response.resume(); response.on('end', () => resolve(statuses)) })
+    request.on('error', reject)
+  })
+  t.same(continued, [100, 401], 'Expect: 100-continue is met')
 })

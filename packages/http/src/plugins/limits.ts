@@ -8,6 +8,9 @@ export const LIMITS = {
   queryStringLength: 4096
 } as const
 
+/** What Node's HTTP server takes for `100-continue` (its continueExpression). */
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i
+
 // Hooks on every request are synchronous (callback style): an async hook
 // costs a promise and a microtask per request for work that never waits.
 export const installLimits = (app: FastifyInstance): void => {
@@ -15,6 +18,12 @@ export const installLimits = (app: FastifyInstance): void => {
     const start = request.url.indexOf('?')
     if (start !== -1 && request.url.length - start - 1 > LIMITS.queryStringLength) {
       reply.code(400).send(errorBody(400, `the query string is longer than ${LIMITS.queryStringLength} characters`, 'QUERY_TOO_LARGE'))
+      return
+    }
+    // Node has sent 100 Continue for `100-continue`; no other expectation is met (pipelining.ts hands these over).
+    const { expect } = request.headers
+    if (expect !== undefined && !CONTINUE.test(expect)) {
+      reply.code(417).send(errorBody(417, 'the only expectation this server meets is Expect: 100-continue', 'EXPECTATION_FAILED'))
       return
     }
     done()
