@@ -14,6 +14,7 @@ import { installJsonBody } from './plugins/json-body.js'
 import { installLimits, LIMITS } from './plugins/limits.js'
 import { installRequestDurations, registerMetrics, type MetricsOptions } from './plugins/metrics.js'
 import { registerOpenApi } from './plugins/openapi.js'
+import { CONNECTION_DEFAULTS, type ConnectionLimits, limitConnections } from './plugins/connections.js'
 import { limitPipelining } from './plugins/pipelining.js'
 import { closeAnsweredUpgrades } from './plugins/upgrades.js'
 import { installResponseHeaders, responseHeaders } from './plugins/response-headers.js'
@@ -82,6 +83,8 @@ export interface AppOptions {
   metrics?: MetricsOptions
   /** Slow clients: the most a request's headers, and a whole request, may take (ms). */
   timeouts?: { headersMs: number, requestMs: number }
+  /** Connections at once, in all and per client address (plugins/connections.ts). Default: CONNECTION_DEFAULTS. */
+  connections?: Partial<ConnectionLimits>
 }
 
 /** Publishes to both: the caller's port and the bus subscribers listen on. */
@@ -132,6 +135,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     trustProxy: options.trustProxy ?? false
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  limitConnections(app.server, { ...CONNECTION_DEFAULTS, ...options.connections }, options.trustProxy ?? false)
   limitPipelining(app.server)
   closeAnsweredUpgrades(app)
   app.decorateRequest('caller', undefined)

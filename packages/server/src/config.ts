@@ -1,5 +1,5 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
-import { GRAPHQL_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
+import { CONNECTION_DEFAULTS, GRAPHQL_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { ACCOUNT_LIMITS } from '@people-service/domain'
 import { SQLITE_MAX_MMAP_MB } from '@people-service/infra'
 
@@ -30,6 +30,10 @@ export interface Config {
    * counts by.
    */
   trustProxy: false | string[]
+  /** Connections at once (MAX_CONNECTIONS); undefined: what the open-file limit leaves (open-files.ts); 0: no limit. */
+  maxConnections: number | undefined
+  /** Connections at once from one client address, trusted proxies aside (MAX_CONNECTIONS_PER_ADDRESS); 0: no limit. */
+  maxConnectionsPerAddress: number
   /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelay: number
   /** Unset outside production: a secret is generated once and kept in the database. */
@@ -162,6 +166,8 @@ export const loadConfig = (env: Env = process.env): Config => {
     graphqlMaxSubscriptions: integer(env, 'GRAPHQL_MAX_SUBSCRIPTIONS', SUBSCRIPTION_DEFAULTS.maxPerCaller, 1, 100_000),
     corsOrigins: origins(env.CORS_ORIGINS),
     trustProxy: trustedProxies(env.TRUST_PROXY),
+    maxConnections: env.MAX_CONNECTIONS === undefined || env.MAX_CONNECTIONS === '' ? undefined : integer(env, 'MAX_CONNECTIONS', 0, 0, 10_000_000),
+    maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', CONNECTION_DEFAULTS.perAddress, 0, 10_000_000),
     maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),
     production,
     jwtSecret,

@@ -9,6 +9,7 @@ import {
   type Redis
 } from '@people-service/infra'
 import type { Config } from './config.js'
+import { defaultMaxConnections, openFileLimit } from './open-files.js'
 
 /**
  * Subscriptions are a live feed: the message is stored before it is
@@ -104,6 +105,10 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     subscriptions: { maxPerCaller: config.graphqlMaxSubscriptions },
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,
+    connections: {
+      max: config.maxConnections ?? defaultMaxConnections(openFileLimit(), config.databasePoolSize),
+      perAddress: config.maxConnectionsPerAddress
+    },
     pressure: { maxEventLoopDelay: config.maxEventLoopDelay },
     metrics: database.poolStats ? { poolStats: database.poolStats } : {},
     ready: () => ping(database),

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ConfigError, loadConfig } from '@people-service/server'
+import { ConfigError, defaultMaxConnections, loadConfig, openFileLimit } from '@people-service/server'
 
 t.test('the defaults of the README', async (t) => {
   t.match(loadConfig({}), {
@@ -14,8 +14,21 @@ t.test('the defaults of the README', async (t) => {
     graphqlMaxCost: 5_000,
     graphqlMaxSubscriptions: 20,
     corsOrigins: [],
-    maxEventLoopDelay: 1000
+    maxEventLoopDelay: 1000,
+    maxConnections: undefined,
+    maxConnectionsPerAddress: 256
   })
+})
+
+t.test('connections: MAX_CONNECTIONS when given, else what the open-file limit leaves', async (t) => {
+  t.match(loadConfig({ MAX_CONNECTIONS: '500', MAX_CONNECTIONS_PER_ADDRESS: '0' }), { maxConnections: 500, maxConnectionsPerAddress: 0 })
+  t.equal(loadConfig({ MAX_CONNECTIONS: '0' }).maxConnections, 0, '0: no limit')
+  for (const bad of ['-1', 'many', '1.5']) t.throws(() => loadConfig({ MAX_CONNECTIONS: bad }), /MAX_CONNECTIONS must be a whole number/, bad)
+  t.throws(() => loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: 'x' }), /MAX_CONNECTIONS_PER_ADDRESS/)
+  t.equal(defaultMaxConnections(20_000, 10), 20_000 - 10 - 2_000, 'the pool and a tenth are kept back')
+  t.equal(defaultMaxConnections(1024, 10), 1024 - 10 - 128, 'a reserve of at least 128')
+  t.equal(defaultMaxConnections(undefined, 10), 0, 'no limit known: none set')
+  if (process.platform === 'linux') t.ok((openFileLimit() ?? 0) > 0, 'read on Linux')
 })
 
 t.test('values are read and checked', async (t) => {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest, Agent } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
 import { ADMIN_PASSWORD } from './helper.js'
@@ -129,4 +130,27 @@ t.test('slow clients are cut off: headers that never finish do not hold a socket
   const took = Date.now() - started
   t.ok(took < 15_000, `the server closed the connection after ${took} ms`)
   t.match(answer, /^HTTP\/1\.1 408|^$/, 'with 408 Request Timeout, or simply closed')
+})
+
+t.test('connections past what the open-file limit allows are closed as they come: the server stays up and serves once they go', { skip: process.platform !== 'linux' && 'the limit is read from /proc' }, async (t) => {
+  // 256 files: 118 connections once the pool (10) and the reserve (128) have theirs.
+  // Without the limit, 400 connections took every file and the process shut down (EMFILE).
+  const server = await startServerProcess(t, { MAX_CONNECTIONS_PER_ADDRESS: '0' }, { openFiles: 256 })
+  const { hostname, port } = new URL(server.url)
+  const sockets: Socket[] = []
+  for (let i = 0; i < 400; i++) {
+    const socket = connect(Number(port), hostname)
+    socket.on('error', () => {})
+    sockets.push(socket)
+    await new Promise((resolve) => { socket.once('connect', resolve); socket.once('close', resolve) })
+  }
+  // Under-pressure reads the memory use every second: the file it needed was what failed.
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  const open = sockets.filter((socket) => !socket.destroyed).length
+  t.ok(open <= 118 && open > 100, `${open} of 400 kept`)
+  t.equal(server.child.exitCode, null, 'the server runs')
+  for (const socket of sockets) socket.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal((await fetch(`${server.url}/health/live`)).status, 200, 'and serves once they have gone')
+  t.notMatch(server.output(), /EMFILE/)
 })

@@ -20,13 +20,23 @@ export interface ServerProcess {
   exited: Promise<number | null>
 }
 
+export interface ProcessOptions {
+  /** The data folder of an earlier server: the same database. */
+  dataDir?: string
+  /** The process' limit of open files (through the shell's ulimit). */
+  openFiles?: number
+}
+
 /**
  * Starts the real server on a free port (PORT=0) against a SQLite file in a
  * temporary folder, and resolves once it logs where it listens.
  */
-export const startServerProcess = async (t: Teardown, env: Record<string, string> = {}, reuse?: { dataDir: string }): Promise<ServerProcess> => {
-  const dataDir = reuse?.dataDir ?? mkdtempSync(join(tmpdir(), 'people-service-e2e-'))
-  const child = spawn(process.execPath, [MAIN], {
+export const startServerProcess = async (t: Teardown, env: Record<string, string> = {}, reuse: ProcessOptions = {}): Promise<ServerProcess> => {
+  const dataDir = reuse.dataDir ?? mkdtempSync(join(tmpdir(), 'people-service-e2e-'))
+  const [command, args] = reuse.openFiles === undefined
+    ? [process.execPath, [MAIN]]
+    : ['/bin/sh', ['-c', `ulimit -n ${reuse.openFiles} && exec "$0" "$@"`, process.execPath, MAIN]]
+  const child = spawn(command, args, {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dataDir, 'people.db')}`, LOG_LEVEL: 'info', ADMIN_USERNAME: 'admin', ADMIN_PASSWORD, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -37,7 +47,7 @@ export const startServerProcess = async (t: Teardown, env: Record<string, string
   t.teardown(async () => {
     if (child.exitCode === null) child.kill('SIGKILL')
     await exited
-    if (reuse === undefined) rmSync(dataDir, { recursive: true, force: true })
+    if (reuse.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true })
   })
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 15_000)
