@@ -20,6 +20,30 @@ export const isNotNullViolation = (error: unknown): boolean =>
 export const isUniqueViolation = (error: unknown): boolean =>
   ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505'].includes(codeOf(error))
 
+/**
+ * PostgreSQL broke a deadlock by rolling this statement or transaction back
+ * (40P01): nothing of it stays, and running it again is safe.
+ */
+export const isDeadlock = (error: unknown): boolean => codeOf(error) === '40P01'
+
+const DEADLOCK_ATTEMPTS = 3
+
+/**
+ * Runs `work`, one statement or one transaction, again when PostgreSQL
+ * chose it to break a deadlock: two requests taking the same rows in
+ * opposite order (two friends deleted at once) is an ordinary race, not
+ * the caller's error.
+ */
+export const retryDeadlocks = async <T>(work: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (error) {
+      if (!isDeadlock(error) || attempt === DEADLOCK_ATTEMPTS) throw error
+    }
+  }
+}
+
 // Connection-level failures: the database is away, restarting or saturated.
 const UNAVAILABLE_CODES = new Set([
   'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_FULL',

@@ -1,7 +1,7 @@
 import { personNotFound, type FriendshipRepository, type PersonSummary } from '@people-service/domain'
 import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
-import { translateErrors } from '../database-errors.js'
+import { retryDeadlocks, translateErrors } from '../database-errors.js'
 import { param, prepareSql } from '../prepared-query.js'
 import { boundIds, idsIn, personSummaries } from '../sql-dialect.js'
 
@@ -44,18 +44,28 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
 
   return translateErrors({
     async add (personId, friendId) {
-      await db.transaction().execute(async (trx) => {
-        const found = await trx.selectFrom('person').select(['pk', 'id']).where('id', 'in', [personId, friendId]).execute()
+      await retryDeadlocks(() => db.transaction().execute(async (trx) => {
+        // On PostgreSQL both people are held until the commit, as a foreign
+        // key would hold them: a deletion of either waits for it, or has
+        // gone first and neither is found. Without it, a deletion committed
+        // meanwhile failed the insert (500), or, the rows being there
+        // already (DO NOTHING checks no key), left one pointing at nobody.
+        const found = await trx.selectFrom('person').select(['pk', 'id']).where('id', 'in', [personId, friendId])
+          .$if(dialect === 'postgres', (query) => query.forKeyShare())
+          .execute()
         const pks = new Map(found.map((row) => [row.id, row.pk]))
         const personPk = pks.get(personId)
         const friendPk = pks.get(friendId)
         if (personPk === undefined) throw personNotFound(personId)
         if (friendPk === undefined) throw personNotFound(friendId)
+        // Both directions in one order whoever asks: A befriending B while
+        // B befriends A took them in opposite orders and deadlocked.
+        const [low, high] = personPk < friendPk ? [personPk, friendPk] : [friendPk, personPk]
         await trx.insertInto('friendship')
-          .values([{ person_pk: personPk, friend_pk: friendPk }, { person_pk: friendPk, friend_pk: personPk }])
+          .values([{ person_pk: low, friend_pk: high }, { person_pk: high, friend_pk: low }])
           .onConflict((conflict) => conflict.doNothing())
           .execute()
-      })
+      }))
     },
 
     // One statement removes both directions, so no reader sees half a friendship.

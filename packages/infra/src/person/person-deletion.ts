@@ -1,6 +1,7 @@
 import type { PersonRepository } from '@people-service/domain'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database, Dialect } from '../database.js'
+import { retryDeadlocks } from '../database-errors.js'
 
 /*
  * Deleting a person deletes what points at them: the messages sent to them
@@ -51,7 +52,11 @@ export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRo
   }
   // The one statement deletes everything at once where it does not run on
   // the event loop, and inside a transaction another one cannot be begun.
-  if (dialect === 'postgres' || db.isTransaction) return async (id, expectedVersion) => deleteNow(id, expectedVersion)
+  if (db.isTransaction) return async (id, expectedVersion) => deleteNow(id, expectedVersion)
+  // Two friends deleted at once take their friendship's two rows in
+  // opposite orders (cascade and trigger): PostgreSQL breaks the deadlock
+  // by rolling one statement back, and it runs again.
+  if (dialect === 'postgres') return async (id, expectedVersion) => retryDeadlocks(() => deleteNow(id, expectedVersion))
 
   // Whether a person has a step's worth of messages or friends (each count
   // stops at a step). The sizes are written into the SQL: bound as values,
