@@ -466,6 +466,7 @@ t.test('a revoked key\'s connection is closed 4403 within 5 s, and cannot subscr
 t.test('while the revocation version cannot be read (Redis away), open connections are checked every time', async (t) => {
   let readable = true
   const revocations = {
+    shared: true,
     async version () {
       if (!readable) throw new Error('Redis is away')
       return 'v1'

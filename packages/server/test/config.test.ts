@@ -68,7 +68,7 @@ t.test('defaults follow the contract', async (t) => {
     redisUrl: undefined,
     redisKeyPrefix: 'people-service:',
     accessTokenTtlSeconds: 900,
-    apiKeyCacheTtlMs: 5000,
+    apiKeyCacheTtlMs: 4000,
     metricsToken: undefined
   })
 })

@@ -54,6 +54,34 @@ t.test('with REDIS_URL, a key deleted on one instance closes its connections on 
   t.same(outcome, { code: 4403, reason: 'Forbidden' }, `closed on instance two ${Date.now() - revokedAt} ms after the key was deleted on instance one`)
 })
 
+t.test('without Redis, a credential revoked on one instance closes its connections on another, 4403 within API_KEY_CACHE_TTL_MS and a second', async (t) => {
+  // Two instances on one SQLite file: neither hears the other's revocations,
+  // and learns of them from the database once a cached credential is older
+  // than the TTL. Such connections had stayed open, receiving, for good.
+  const env = { DATABASE_URL: tempDatabaseUrl(t), API_KEY_CACHE_TTL_MS: '1000', MAX_EVENT_LOOP_DELAY_MS: '60000' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const { id, key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k', scopes: ['people:read'] })).json()
+  t.equal((await call(one.url, 'POST', '/users', admin, { username: 'vera', password: 'vera has a long password', role: 'viewer' })).status, 201)
+  const vera = (await call(one.url, 'GET', '/users?limit=1000', admin)).json().find((a: { username: string }) => a.username === 'vera')
+  const byKey = await connect(t, two.url, { 'x-api-key': key })
+  const byToken = await connect(t, two.url, await login(two.url, 'vera', 'vera has a long password'))
+  const subscription = JSON.stringify({ type: 'subscribe', id: '1', payload: { query: 'subscription { messageSent { text } }' } })
+  for (const client of [byKey, byToken]) client.socket.send(subscription)
+
+  const within = (closed: Promise<{ code: number, reason: string }>) =>
+    Promise.race([closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), 5000))])
+  let revokedAt = Date.now()
+  t.equal((await call(one.url, 'DELETE', `/api-keys/${id}`, admin)).status, 200)
+  t.same(await within(byKey.closed), { code: 4403, reason: 'Forbidden' }, `the key's connection closed ${Date.now() - revokedAt} ms after the key was deleted on the other instance`)
+  t.ok(Date.now() - revokedAt < 3_000, 'within the TTL and a second, and some slack')
+  revokedAt = Date.now()
+  t.equal((await call(one.url, 'PATCH', `/users/${vera.id}`, admin, { disabled: true })).status, 200)
+  t.same(await within(byToken.closed), { code: 4403, reason: 'Forbidden' }, `the token's connection closed ${Date.now() - revokedAt} ms after its account was disabled on the other instance`)
+  t.ok(Date.now() - revokedAt < 3_000)
+})
+
 t.test('with REDIS_URL, the events a subscription receives on one instance spend the budget every instance counts', { skip: skipWithoutRedis }, async (t) => {
   const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: await testRedisUrl(), REDIS_KEY_PREFIX: await redisPrefix(t), MAX_EVENT_LOOP_DELAY_MS: '60000' }
   const one = await start(t, env)

@@ -8,6 +8,14 @@
  * database query.
  */
 export interface KeyRevocations {
+  /**
+   * Whether every instance of the deployment reads this one version (in
+   * Redis), or it lives in this process (false) and changes with this
+   * instance's revocations only: other instances on the same database then
+   * learn of theirs from the database, once a cached credential is older
+   * than the cache's TTL.
+   */
+  readonly shared: boolean
   /** Opaque; only equality means anything. */
   version(): Promise<string>
   /**
@@ -26,6 +34,7 @@ export const localKeyRevocations = (): KeyRevocations => {
   let count = 0
   let version = '0'
   return {
+    shared: false,
     async version () { return version },
     peek: () => version,
     async revoked () { version = String(++count) }

@@ -20,6 +20,14 @@ export interface CredentialWatchOptions {
  * and a token's connection when its token expires. Otherwise a tick costs
  * one read of the version, and nothing without connections. Connections
  * that share credentials share one authentication per tick.
+ *
+ * A version held in this process (no Redis) changes with this instance's
+ * revocations only; another instance on the same database revokes
+ * unheard. Then every connection is checked on every tick, as a request
+ * would be: from the credential cache, which reads the database once its
+ * entry is API_KEY_CACHE_TTL_MS old, so a revocation anywhere closes the
+ * connection within that and a tick. Without this, such a connection
+ * outlived its revocation: a key's for good, a token's until it expired.
  */
 export const watchCredentials = ({ sessions, revocations, authenticate, intervalMs, log }: CredentialWatchOptions): { stop(): void } => {
   let known: string | undefined
@@ -35,7 +43,7 @@ export const watchCredentials = ({ sessions, revocations, authenticate, interval
       } catch {
         version = undefined
       }
-      const everyone = version === undefined || version !== known
+      const everyone = !revocations.shared || version === undefined || version !== known
       known = version
       const now = Date.now()
       const once = new Map<string, Promise<Caller>>()
