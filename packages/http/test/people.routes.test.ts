@@ -47,6 +47,11 @@ t.test('GET /people?name= filters case-insensitively and keeps the filter in the
   t.match(next, /name=ada/)
   t.same((await api.inject(next!)).json().map((p: { name: string }) => p.name), ['ADA King'])
   t.same((await api.inject('/people?name=%00')).json(), [], 'no name holds U+0000')
+  // Nor a lone surrogate (a GraphQL variable can carry one): PostgreSQL's
+  // driver had sent it as U+FFFD, and matched names holding that.
+  await create(api, { name: 'Ada \uFFFD' })
+  const lone = await api.inject({ method: 'POST', url: '/graphql', payload: { query: 'query ($n: String) { people(name: $n) { name } }', variables: { n: '\ud800' } } })
+  t.same(lone.json().data, { people: [] }, 'no name holds a lone surrogate')
   for (const name of ['', 'a'.repeat(201)]) {
     const refused = await api.inject(`/people?name=${name}`)
     t.equal(refused.statusCode, 400, `a filter of ${name.length} characters: 1–200, as GraphQL's people(name:)`)

@@ -70,6 +70,11 @@ t.test('transport errors are 400 JSON: malformed JSON, wrong content type, too l
     { name: 'form encoded', payload: 'name=Ada', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
     { name: 'empty JSON body', payload: '', headers: { 'content-type': 'application/json' } },
     { name: 'prototype poisoning', payload: '{"name":"A","__proto__":{"admin":true}}', headers: { 'content-type': 'application/json' } },
+    // Decoded as Fastify does, these bytes had become U+FFFD and been stored (201).
+    { name: 'bytes that are not UTF-8', payload: Buffer.from([...Buffer.from('{"name":"a'), 0xff, 0xfe, ...Buffer.from('b"}')]), headers: { 'content-type': 'application/json' } },
+    { name: 'an overlong NUL', payload: Buffer.from([...Buffer.from('{"name":"a'), 0xc0, 0x80, ...Buffer.from('b"}')]), headers: { 'content-type': 'application/json' } },
+    { name: 'a surrogate encoded in UTF-8', payload: Buffer.from([...Buffer.from('{"name":"a'), 0xed, 0xa0, 0x80, ...Buffer.from('b"}')]), headers: { 'content-type': 'application/json' } },
+    { name: 'a charset other than UTF-8', payload: '{"name":"Ada"}', headers: { 'content-type': 'application/json; charset=utf-16' } },
     { name: 'body over 1 MiB', payload: JSON.stringify({ name: 'A', email: 'x'.repeat(1024 * 1024) }), headers: { 'content-type': 'application/json' } }
   ]
   for (const { name, payload, headers } of cases) {
@@ -80,6 +85,8 @@ t.test('transport errors are 400 JSON: malformed JSON, wrong content type, too l
   const longQuery = await api.inject(`/people?name=${'a'.repeat(5000)}`)
   t.equal(longQuery.statusCode, 400, 'query string over the limit')
   t.same((await api.inject('/people')).json(), [], 'nothing was created')
+  const declared = await api.inject({ method: 'POST', url: '/person', payload: '{"name":"Zoë"}', headers: { 'content-type': 'application/json; charset=UTF-8' } })
+  t.same([declared.statusCode, declared.json().name], [201, 'Zoë'], 'charset=UTF-8 is JSON\'s own')
 })
 
 t.test('a body is read only as far as its route needs: 405 before the body, 16 KiB for a login, 32 levels of nesting anywhere', async (t) => {

@@ -1,4 +1,5 @@
 import { validationError } from '../errors.js'
+import { characterCount, isWellFormedText } from '../shared/text.js'
 
 export const ROLES = ['admin', 'editor', 'viewer'] as const
 export type Role = typeof ROLES[number]
@@ -69,17 +70,29 @@ export const ACCOUNT_LIMITS = {
 // Printable, no spaces or look-alike punctuation: usernames end up in logs and URLs.
 const USERNAME = /^[A-Za-z0-9._@-]+$/
 
+/** Whether `value` could be a username. */
+export const isUsername = (value: unknown): value is string =>
+  typeof value === 'string' && value.length >= 1 && value.length <= ACCOUNT_LIMITS.usernameLength && USERNAME.test(value)
+
 export const checkUsername = (username: unknown): string => {
-  if (typeof username !== 'string' || username.length < 1 || username.length > ACCOUNT_LIMITS.usernameLength || !USERNAME.test(username)) {
+  if (!isUsername(username)) {
     throw validationError('username', `must be 1 to ${ACCOUNT_LIMITS.usernameLength} letters, digits or . _ @ -`)
   }
   return username
 }
 
+/**
+ * Counted in characters at both ends, as the schemas count. A lone
+ * surrogate is refused: hashed, it becomes U+FFFD (UTF-8 cannot encode it),
+ * so every password of lone surrogates of one length was the same password.
+ */
 export const checkPassword = (password: unknown): string => {
-  if (typeof password !== 'string' || [...password].length < ACCOUNT_LIMITS.passwordMinLength || password.length > ACCOUNT_LIMITS.passwordMaxLength) {
+  if (typeof password !== 'string') throw validationError('password', 'must be a string')
+  const length = characterCount(password)
+  if (length < ACCOUNT_LIMITS.passwordMinLength || length > ACCOUNT_LIMITS.passwordMaxLength) {
     throw validationError('password', `must be ${ACCOUNT_LIMITS.passwordMinLength} to ${ACCOUNT_LIMITS.passwordMaxLength} characters`)
   }
+  if (!isWellFormedText(password)) throw validationError('password', 'must be well-formed Unicode text (a lone surrogate is no character)')
   return password
 }
 

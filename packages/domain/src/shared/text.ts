@@ -9,7 +9,7 @@ import { validationError } from '../errors.js'
 const LONE_SURROGATE = /\p{Cs}/u
 
 /** True when every UTF-16 surrogate in `value` is one half of a pair. */
-const isWellFormedText = (value: string): boolean => !LONE_SURROGATE.test(value)
+export const isWellFormedText = (value: string): boolean => !LONE_SURROGATE.test(value)
 
 /** The length in characters (code points), not UTF-16 units or bytes. */
 export const characterCount = (value: string): number => [...value].length
@@ -20,6 +20,9 @@ export const characterCount = (value: string): number => [...value].length
  * store, and text holding it can match nothing stored.
  */
 export const hasNul = (text: string): boolean => text.includes('\u0000')
+
+/** Whether a store could hold `text` as it is: what no stored text can match when false. */
+export const isStorableText = (text: string): boolean => isWellFormedText(text) && !hasNul(text)
 
 /**
  * Text every store keeps exactly as sent: no lone surrogate, no U+0000.

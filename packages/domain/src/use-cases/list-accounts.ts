@@ -1,4 +1,5 @@
-import { type AccountView, toAccountView } from '../account/account.js'
+import { type AccountView, isUsername, toAccountView } from '../account/account.js'
+import { DomainError } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { decodeCursor, type Page, toPage } from '../shared/page.js'
 import { checkLimit, LIST_LIMITS } from './limits.js'
@@ -8,11 +9,18 @@ export interface ListAccountsInput {
   cursor?: string
 }
 
+/** A username, as every cursor of this list holds; anything else is not one the service issued. */
+const decodeAccountsCursor = (cursor: string): string => {
+  const [username] = decodeCursor(cursor, 1)
+  if (!isUsername(username)) throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
+  return username
+}
+
 /** Accounts ordered by username, a page at a time; who may list them is the adapters' policy (admins). */
 export const listAccounts = ({ accounts }: Pick<Ports, 'accounts'>) =>
   async (input: ListAccountsInput = {}): Promise<Page<AccountView>> => {
     const limit = checkLimit(input.limit ?? LIST_LIMITS.accounts.default, LIST_LIMITS.accounts.max)
-    const afterUsername = input.cursor === undefined ? undefined : decodeCursor(input.cursor, 1)[0]
+    const afterUsername = input.cursor === undefined ? undefined : decodeAccountsCursor(input.cursor)
     const rows = await accounts.list({ limit: limit + 1, ...(afterUsername === undefined ? {} : { afterUsername }) })
     return toPage(rows.map(toAccountView), limit, (a) => [a.username])
   }

@@ -11,10 +11,15 @@ export interface ListInboxInput {
   cursor?: string
 }
 
+// The form toISOString gives for the years every store can hold: the
+// extended years Date also parses (+010000-…) made PostgreSQL fail (500)
+// and SQLite compare them as text.
+const ISSUED_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
 const decodeInboxCursor = (cursor: string): { sentAt: Date, id: string } => {
   const [sentAt = '', id = ''] = decodeCursor(cursor, 2)
   const at = new Date(sentAt)
-  if (Number.isNaN(at.getTime()) || !isId(id)) {
+  if (!ISSUED_INSTANT.test(sentAt) || Number.isNaN(at.getTime()) || at.toISOString() !== sentAt || at.getUTCFullYear() < 1 || !isId(id)) {
     throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
   }
   return { sentAt: at, id }

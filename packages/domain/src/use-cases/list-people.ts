@@ -6,7 +6,7 @@ import { summariesJsonOf } from '../person/summaries-json.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 import { decodeCursor, encodeCursor, toPage, type Page } from '../shared/page.js'
-import { hasNul } from '../shared/text.js'
+import { isStorableText } from '../shared/text.js'
 import { checkLimit, LIST_LIMITS } from './limits.js'
 
 export interface ListPeopleInput {
@@ -39,8 +39,10 @@ export const pageBounds = (input: Pick<ListPeopleInput, 'limit' | 'cursor'>): Pe
 /** The repository's query for a page; undefined when nothing can match. */
 const pageQuery = (input: ListPeopleInput): ListPeopleQuery | undefined => {
   const bounds = pageBounds(input)
-  // No stored name holds U+0000 (see hasNul): nothing to ask the database.
-  if (input.name !== undefined && hasNul(input.name)) return undefined
+  // No stored name holds U+0000 or a lone surrogate (see checkStorableText):
+  // nothing to ask the database, which would not agree (PostgreSQL's driver
+  // sends a lone surrogate as U+FFFD, and matched names holding that).
+  if (input.name !== undefined && !isStorableText(input.name)) return undefined
   return input.name ? { ...bounds, nameContains: input.name, beforeNextRange: input.beforeNextRange } : bounds
 }
 
