@@ -15,11 +15,11 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     schema: {
       operationId: 'listFriends',
       tags: ['friends'],
-      summary: 'List the friends of a person, ordered by id',
+      summary: 'List the friends of a person, in the order they were stored',
       params: PersonIdParams,
       querystring: FriendsQuery,
       response: {
-        200: documented(Type.Array(Type.Ref(PersonSummarySchema)), { description: 'The person\'s friends, ordered by id', example: EXAMPLES.people }),
+        200: documented(Type.Array(Type.Ref(PersonSummarySchema)), { description: 'The person\'s friends, in the order the friends were stored (the order of their ids, but for people created at the same moment on PostgreSQL)', example: EXAMPLES.people }),
         ...errorResponses(400, 404, 401, 403, 429)
       }
     }

@@ -30,8 +30,11 @@ const friendsOfManySql = (dialect: Dialect, ids: unknown, limit: unknown) => {
 /*
  * Friendships are stored by the people's integer keys, in both directions;
  * the public ids are looked up through person's unique index on id. A
- * friend list is ordered by friend_pk: keys are given in creation order,
- * which is the order of the UUIDv7 ids.
+ * friend list is ordered by friend_pk, the order people were stored: the
+ * order of their UUIDv7 ids, but for people created at the same moment on
+ * PostgreSQL, whose inserts may take keys in another order than their ids
+ * were made. Ordering by id instead would sort every friend of a person to
+ * answer the first ten.
  */
 export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialect): FriendshipRepository => {
   const friendsOf = prepareSql<PersonSummary, { personId: string, limit: number }>(db, sql<PersonSummary>`select p.id, p.name
