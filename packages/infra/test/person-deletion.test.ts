@@ -105,7 +105,7 @@ t.test('sqlite file: a deletion the caller stops leaves the person with fewer me
   await othersIntact(t)
 })
 
-t.test('sqlite file: once the first step has checked the version, a change in between does not stop the deletion', async (t) => {
+t.test('sqlite file: once the first step has run, a write conditional on the version before fails, and a change in between does not stop the deletion', async (t) => {
   const handle = await sqliteFile(t)
   const { victim, people, left } = await world(handle)
   const remove = personDeletion(handle.db, handle.dialect, STEPS)
@@ -113,7 +113,9 @@ t.test('sqlite file: once the first step has checked the version, a change in be
   const changeOnce = async () => {
     if (changed) return
     changed = true
-    t.equal(await people.update({ ...victim, name: 'Renamed', version: 2 }, 1), true)
+    // The If-Match the deletion itself was given: it had succeeded, and both answered 200.
+    t.equal(await people.update({ ...victim, name: 'Renamed', version: 2 }, 1), false, 'an edit of the version the deletion was made against fails')
+    t.equal(await people.update({ ...victim, name: 'Renamed', version: 3 }, 2), true, 'an edit of the current version is made')
   }
   t.equal(await remove(victim.id, 1, changeOnce), true)
   t.ok(changed)

@@ -15,7 +15,9 @@ import { retryDeadlocks } from '../database-errors.js'
  * before each step after the first (PersonRepository.delete's
  * beforeNextStep), then goes in the one statement with whatever is left.
  * The first step checks the expected version in its transaction: a stale
- * one deletes nothing. Once it has run the deletion goes on to the end.
+ * one deletes nothing. It writes a new version, so that a write
+ * conditional on the old one fails from then on, and the deletion goes on
+ * to the end.
  * Until then readers see the person with fewer messages and friends; a
  * deletion cut short (the process stopped, the database failed) leaves them
  * so, and repeating it finishes it. PostgreSQL runs the one statement off
@@ -93,6 +95,10 @@ export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRo
         const [row] = await trx.selectFrom('person').select('version').where('pk', '=', pk).execute()
         if (row?.version !== expectedVersion) return undefined
       }
+      // A new version, as any write makes: an edit conditional on the one
+      // this deletion was (If-Match) now fails, where it had succeeded
+      // between steps and then been deleted, both answered 200.
+      await trx.updateTable('person').set((eb) => ({ version: eb('version', '+', 1) })).where('pk', '=', pk).execute()
       return { more: await step(trx, pk) }
     })
     if (started === undefined) return false
