@@ -12,6 +12,17 @@ export interface CredentialWatchOptions {
   log: FastifyBaseLogger
 }
 
+// A connection's credentials are one object for its life: their key is made once.
+const keys = new WeakMap<SocketCredentials, string>()
+const keyOf = (credentials: SocketCredentials): string => {
+  let key = keys.get(credentials)
+  if (key === undefined) {
+    key = JSON.stringify([credentials.authorization, credentials.apiKey])
+    keys.set(credentials, key)
+  }
+  return key
+}
+
 /**
  * Closes connections whose credentials stopped authenticating: every
  * `intervalMs`, the open connections are checked anew when the shared
@@ -48,7 +59,7 @@ export const watchCredentials = ({ sessions, revocations, authenticate, interval
       const now = Date.now()
       const once = new Map<string, Promise<Caller>>()
       const shared = (credentials: SocketCredentials): Promise<Caller> => {
-        const key = JSON.stringify([credentials.authorization, credentials.apiKey])
+        const key = keyOf(credentials)
         let caller = once.get(key)
         if (caller === undefined) {
           caller = authenticate(credentials)
