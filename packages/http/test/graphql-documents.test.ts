@@ -3,6 +3,7 @@ import t from 'tap'
 import { DocumentCache, REMEMBERED, type Remembering } from '../src/graphql/documents.js'
 import { GraphQLRequestError } from '../src/graphql/error-format.js'
 import { documentRules, GRAPHQL_LIMITS } from '../src/graphql/limits.js'
+import { QueryCompiler } from '../src/graphql/plan.js'
 import { schema as typeDefs } from '../src/graphql/schema.js'
 import { build, graphql, postGraphQL } from './helper.js'
 
@@ -15,7 +16,7 @@ import { build, graphql, postGraphQL } from './helper.js'
 
 const schema = buildSchema(typeDefs)
 const rules = documentRules(false)
-const cacheOf = (remembered = REMEMBERED) => new DocumentCache({ schema, maxCost: GRAPHQL_LIMITS.defaultMaxCost, jit: 1, sqlPlan: false, validationRules: rules }, remembered)
+const cacheOf = (remembered = REMEMBERED) => new DocumentCache({ schema, maxCost: GRAPHQL_LIMITS.defaultMaxCost, jit: new QueryCompiler(1), sqlPlan: false, validationRules: rules }, remembered)
 
 type Answer = 'runs' | { status: number, errors: unknown[] }
 

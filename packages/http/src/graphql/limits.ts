@@ -2,8 +2,8 @@ import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases'
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth'
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives'
 import {
-  GraphQLError, Kind, NoSchemaIntrospectionCustomRule, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext,
-  type ValidationRule
+  GraphQLError, Kind, NoSchemaIntrospectionCustomRule, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode,
+  type ValidationContext, type ValidationRule
 } from 'graphql'
 
 /** What a single GraphQL document may ask for; checked before anything runs, the same over HTTP and WebSocket. */
@@ -31,7 +31,13 @@ export const GRAPHQL_LIMITS = {
    */
   maxSelections: 10_000,
   /** Runs of one operation before graphql-jit compiles it (plan.ts; `npm run bench` measures both). */
-  jitAfter: 1
+  jitAfter: 1,
+  /**
+   * Selections (as maxSelections counts them) past which an operation is
+   * never compiled (plan.ts): compiling and first running took about 37 µs
+   * a selection, so 200 hold the event loop some 7 ms, once.
+   */
+  jitMaxSelections: 200
 } as const
 
 const refusal = (message: string, code: string): GraphQLError => new GraphQLError(message, { extensions: { code } })
@@ -61,17 +67,10 @@ export const documentRules = (production: boolean): ValidationRule[] => [
 ]
 
 /**
- * The refusals of operations with more than maxSelections selections once
- * their fragments are spread where they are used, checked before
- * validation. 30 fragments each spreading the next twice are a 1 KB
- * document of two billion selections: every walk that spreads fragments
- * (the validation rules, the cost, the SQL plan) worked through them until
- * its own limit, 10–40 ms a time, or without one for as long as 2^30 steps
- * take. Here each fragment is counted once, in one pass over the document;
- * a fragment met again inside itself (a cycle, which validation refuses)
- * adds nothing more.
+ * Counts the selections of a selection set of `document`, its fragments
+ * counted where they are spread, each fragment walked once.
  */
-export const tooManySelections = (document: DocumentNode): GraphQLError[] => {
+const selectionCounter = (document: DocumentNode): (selectionSet: SelectionSetNode | undefined) => number => {
   const fragments = new Map<string, FragmentDefinitionNode>()
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition)
   const spread = new Map<string, number>()
@@ -90,6 +89,26 @@ export const tooManySelections = (document: DocumentNode): GraphQLError[] => {
     spread.set(name, selections)
     return selections
   }
+  return selectionsIn
+}
+
+/** The selections of one operation of `document`, fragments counted where spread. */
+export const selectionsOf = (document: DocumentNode, operation: OperationDefinitionNode): number =>
+  selectionCounter(document)(operation.selectionSet)
+
+/**
+ * The refusals of operations with more than maxSelections selections once
+ * their fragments are spread where they are used, checked before
+ * validation. 30 fragments each spreading the next twice are a 1 KB
+ * document of two billion selections: every walk that spreads fragments
+ * (the validation rules, the cost, the SQL plan) worked through them until
+ * its own limit, 10–40 ms a time, or without one for as long as 2^30 steps
+ * take. Here each fragment is counted once, in one pass over the document;
+ * a fragment met again inside itself (a cycle, which validation refuses)
+ * adds nothing more.
+ */
+export const tooManySelections = (document: DocumentNode): GraphQLError[] => {
+  const selectionsIn = selectionCounter(document)
   const most = GRAPHQL_LIMITS.maxSelections
   return document.definitions.flatMap((definition) => {
     if (definition.kind !== Kind.OPERATION_DEFINITION || selectionsIn(definition.selectionSet) <= most) return []

@@ -12,6 +12,7 @@ import { httpRoutes } from './http-route.js'
 import { documentRules } from './limits.js'
 import type { MessageBus } from './message-bus.js'
 import { createPipeline } from './pipeline.js'
+import { QueryCompiler } from './plan.js'
 import { resolvers } from './resolvers.js'
 import { schema as schemaText } from './schema.js'
 import { fairFanOut } from './subscriptions/fair-fan-out.js'
@@ -51,7 +52,8 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
   const schema = buildSchema(schemaText)
   // Nothing reachable by omission: every root field has a row in the table.
   assertEveryRootFieldGoverned(schema)
-  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, jit, sqlPlan, production })
+  const compiler = jit === false ? false : new QueryCompiler(jit)
+  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, jit: compiler, sqlPlan, production })
 
   // An own scope: the error handler answers in GraphQL shape on /graphql only.
   await app.register(async (scope) => {

@@ -4,7 +4,8 @@ import { argumentChecks } from './argument-limits.js'
 import { fragmentsOf, operationAuthorization } from './authorization.js'
 import { costTooHighError, operationCost } from './cost.js'
 import { GraphQLRequestError } from './error-format.js'
-import { ResolverPlan } from './plan.js'
+import { selectionsOf } from './limits.js'
+import { type QueryCompiler, ResolverPlan } from './plan.js'
 import { SqlPlan } from './sql-plan.js'
 
 export interface OperationSettings {
@@ -12,8 +13,8 @@ export interface OperationSettings {
   schema: GraphQLSchema
   /** Worst-case cost budget of one operation (cost.ts). */
   maxCost: number
-  /** Compile an operation with graphql-jit once it has run this many times; false: never. */
-  jit: number | false
+  /** Compiles operations with graphql-jit (plan.ts); false: never. */
+  jit: QueryCompiler | false
   /** Compile the queries the database can answer whole into one statement per root field (sql-plan.ts). */
   sqlPlan: boolean
 }
@@ -43,7 +44,7 @@ export class PreparedOperation {
   readonly #schema: GraphQLSchema
   readonly #node: OperationDefinitionNode
   readonly #maxCost: number
-  readonly #jit: number | false
+  readonly #jit: QueryCompiler | false
   /** The refusal of an argument written in the document: the operation can never run. */
   readonly #literalRefusal: GraphQLRequestError | undefined
   readonly #checkArguments: (variables: Variables) => void
@@ -114,7 +115,7 @@ export class PreparedOperation {
 
   /** How the operation runs with the resolvers (plan.ts), made on its first run. */
   get resolvers (): ResolverPlan {
-    this.#resolvers ??= new ResolverPlan(this.#schema, this.document, this.name, this.#jit)
+    this.#resolvers ??= new ResolverPlan(this.#schema, this.document, this.name, selectionsOf(this.document, this.#node), this.#jit)
     return this.#resolvers
   }
 }
