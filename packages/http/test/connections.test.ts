@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import t from 'tap'
 import { realServer } from './helper.js'
@@ -56,9 +57,44 @@ t.test('the server holds so many connections in all, whoever opens them', async 
   t.equal((await fetch(`${url}/health/live`)).status, 200, 'and serves again once they go')
 })
 
+t.test('one address holds at most a quarter of all the server holds, whatever its own limit', async (t) => {
+  const { url } = await realServer(t, { connections: { max: 8, perAddress: 256 } })
+  const held = await Promise.all([1, 2, 3].map(() => open(url)))
+  t.equal((await Promise.all(held.map((c) => c.served))).filter(Boolean).length, 2, 'two of eight, the third closed')
+  for (const c of held) c.socket.destroy()
+})
+
 t.test('a trusted proxy speaks for many clients: its connections are not counted per address', async (t) => {
   const { url } = await realServer(t, { connections: { perAddress: 2 }, trustProxy: ['127.0.0.1'] })
   const held = await Promise.all([1, 2, 3, 4, 5].map(() => open(url)))
   t.same(await Promise.all(held.map((c) => c.served)), [true, true, true, true, true])
   for (const c of held) c.socket.destroy()
+})
+
+t.test('a connection holds one file, however many pipelined requests for the documentation\'s files it leaves unread', { skip: process.platform !== 'linux' && 'counts /proc/self/fd' }, async (t) => {
+  // A read stream per request had held a file until its answer was taken:
+  // 250 such connections from one address took a server's every file, and
+  // it shut down (EMFILE).
+  const { url } = await realServer(t)
+  const files = () => readdirSync('/proc/self/fd').length
+  const before = files()
+  const { hostname, port } = new URL(url)
+  const sockets = await Promise.all(Array.from({ length: 20 }, async () => {
+    const socket = connect(Number(port), hostname)
+    socket.on('error', () => {})
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write('GET /docs/static/swagger-ui-bundle.js HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(16))
+    socket.pause()
+    return socket
+  }))
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const held = files() - before
+  // Both ends of each connection are in this process: 40.
+  t.ok(held <= 45, `${held} more files for 20 connections of 16 unread answers`)
+  for (const socket of sockets) socket.destroy()
+  const page = await fetch(`${url}/docs/static/swagger-ui.css`)
+  t.equal(page.status, 200)
+  t.match(page.headers.get('content-type'), /^text\/css/)
+  t.equal((await fetch(`${url}/docs/static/swagger-ui.css`, { headers: { 'if-none-match': page.headers.get('etag')! } })).status, 304, 'and its ETag saves the transfer')
+  t.equal((await fetch(`${url}/docs/static/no-such-file.js`)).status, 404)
 })

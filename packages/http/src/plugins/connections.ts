@@ -13,7 +13,9 @@ import { clientOf } from '../auth/client-address.js'
  * So the server takes at most `max` connections (Node's maxConnections:
  * one more is closed as it is accepted), which the composition root sets
  * below the process' file limit, and one client address at most
- * `perAddress` of them, so that one client cannot take them all. An
+ * `perAddress` of them, and never more than a quarter of `max`, so that one
+ * client cannot take them all (a server allowed 300 files takes 162: one
+ * address had held them all under a flat 256). An
  * address is counted as the login limits count it (an IPv6 client by its
  * /56). A trusted proxy speaks for many clients: its connections are not
  * counted per address.
@@ -27,9 +29,10 @@ export interface ConnectionLimits {
 
 export const CONNECTION_DEFAULTS: ConnectionLimits = { max: 0, perAddress: 256 }
 
-export const limitConnections = (server: Server, { max, perAddress }: ConnectionLimits, trustProxy: false | string[]): void => {
+export const limitConnections = (server: Server, { max, perAddress: asked }: ConnectionLimits, trustProxy: false | string[]): void => {
   if (max > 0) server.maxConnections = max
-  if (perAddress === 0) return
+  if (asked === 0) return
+  const perAddress = max > 0 ? Math.min(asked, Math.max(1, Math.floor(max / 4))) : asked
   const isProxy = trustProxy === false ? () => false : compile(trustProxy)
   const open = new Map<string, number>()
   server.on('connection', (socket: Socket) => {

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import fastifyStatic from '@fastify/static'
 import type { FastifyInstance } from 'fastify'
 import { headersOf } from '../schemas/response.schemas.js'
 import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
+import { sendAsset } from './static-assets.js'
 
 const require = createRequire(import.meta.url)
 const packageDir = (name: string): string => dirname(require.resolve(`${name}/package.json`))
@@ -13,7 +13,7 @@ const packageDir = (name: string): string => dirname(require.resolve(`${name}/pa
  * GraphiQL at GET /graphiql, from the npm packages' own builds: Mercurius'
  * page loads React and GraphiQL from a CDN, so with no internet it is blank
  * (and it needs a CSP that trusts that CDN). Each asset is named here; nothing
- * else under /graphiql/ is served.
+ * else under /graphiql/ is served. Answered from memory (static-assets.ts).
  */
 export const registerGraphiQL = async (app: FastifyInstance): Promise<void> => {
   const own = fileURLToPath(new URL('../../static/graphiql/', import.meta.url))
@@ -27,7 +27,6 @@ export const registerGraphiQL = async (app: FastifyInstance): Promise<void> => {
     'main.js': own
   }
   await app.register(async (scope) => {
-    await scope.register(fastifyStatic, { root: own, serve: false })
     scope.addHook('onRequest', (_request, reply, done) => {
       reply.header('content-security-policy', PAGE_CONTENT_SECURITY_POLICY)
       done()
@@ -46,10 +45,10 @@ export const registerGraphiQL = async (app: FastifyInstance): Promise<void> => {
           }
         }
       }
-    }, async (_request, reply) => reply.sendFile('index.html', own))
+    }, async (request, reply) => sendAsset(request, reply, join(own, 'index.html')))
     for (const [name, root] of Object.entries(assets)) {
       scope.get(`/graphiql/${name}`, { config: { operation: 'graphiql' }, schema: { hide: true } },
-        async (_request, reply) => reply.sendFile(name, root))
+        async (request, reply) => sendAsset(request, reply, join(root, name)))
     }
   })
 }

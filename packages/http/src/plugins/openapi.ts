@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { Type } from '@sinclair/typebox'
@@ -8,6 +10,10 @@ import { GraphQLResponseSchema } from '../schemas/graphql-http.schemas.js'
 import { headersOf, type HeaderName } from '../schemas/response.schemas.js'
 import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
 import { FOREIGN_ROUTES } from './openapi-foreign-routes.js'
+import { assetsFromMemory } from './static-assets.js'
+
+/** Swagger UI's own files, which @fastify/swagger-ui serves under /docs/static/. */
+const SWAGGER_UI_FILES = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
 
 /** Every tag an operation may carry; an undeclared one fails the start. */
 /** The OpenAPI document's own type, as Fastify gives a JSON answer. */
@@ -193,6 +199,8 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
   let yaml: Buffer | undefined
   const asJson = (): Buffer => (json ??= Buffer.from(JSON.stringify(app.swagger())))
   const asYaml = (): Buffer => (yaml ??= Buffer.from(app.swagger({ yaml: true })))
+  // Its files from memory: @fastify/static held a file a request (static-assets.ts).
+  assetsFromMemory(app, '/docs/static/*', SWAGGER_UI_FILES)
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: PAGE_CONTENT_SECURITY_POLICY,
