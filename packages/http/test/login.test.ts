@@ -32,6 +32,19 @@ t.test('an unknown user and a wrong password get the same 401', async (t) => {
   )
 })
 
+t.test('a password is compared as sent: lone surrogates do not stand in for U+FFFD', async (t) => {
+  const { app } = await build(t)
+  const replacement = '\uFFFD'.repeat(12)
+  await app.access.useCases.createAccount({ username: 'ada', password: replacement, role: 'viewer' })
+  const login = (password: string) => app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password } })
+  t.equal((await login(replacement)).statusCode, 200)
+  // Hashed as UTF-8, each lone surrogate became U+FFFD: these had logged in.
+  for (const lone of ['\ud800'.repeat(12), '\udc00\udfff'.repeat(6)]) {
+    const refused = await login(lone)
+    t.same([refused.statusCode, refused.json().code], [401, 'INVALID_CREDENTIALS'])
+  }
+})
+
 t.test('an unknown user and a wrong password cost comparable work (real scrypt parameters)', async (t) => {
   const { app } = await build(t, { ports: createInMemoryPorts({ passwords: scryptPasswordHasher() }) })
   await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })

@@ -98,3 +98,23 @@ t.test('postgres: two friends deleted at once, each waiting for the other: both 
   t.same(await friendships.listFriends(c.id, 10), [], 'their friend has none left')
   t.equal(await broken(handle), 0)
 })
+
+t.test('postgres: a friendship ended while one of the two is deleted, each waiting for the other: both done', async (t) => {
+  const handle = await postgresDatabase(t)
+  const { people, friendships } = createRepositories(handle)
+  // The friend first, so its key is the lower: the friendship's statement
+  // takes (friend, person) first, the deletion's trigger (person, friend).
+  const [friend, someone] = [person('F'), person('E')]
+  for (const p of [friend, someone]) await people.insert(p)
+  await friendships.add(someone.id, friend.id, new Date())
+  const pks = [await pkOf(handle, friend), await pkOf(handle, someone)]
+  let racing: Array<Promise<unknown>> = []
+  await handle.db.transaction().execute(async (trx) => {
+    await sql`select 1 from friendship where person_pk in (${pks[0]}, ${pks[1]}) and friend_pk in (${pks[0]}, ${pks[1]}) for update`.execute(trx)
+    racing = [friendships.remove(someone.id, friend.id), people.delete(friend.id)]
+    await pause(300)
+  })
+  t.same(await Promise.all(racing), [undefined, true], 'ended, and deleted')
+  t.same(await friendships.listFriends(someone.id, 10), [])
+  t.equal(await broken(handle), 0)
+})

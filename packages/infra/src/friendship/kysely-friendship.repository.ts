@@ -71,10 +71,13 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
       }))
     },
 
-    // One statement removes both directions, so no reader sees half a friendship.
+    // One statement removes both directions, so no reader sees half a
+    // friendship. A deletion of either person takes the two rows in the
+    // other order (trigger, then cascade) when the friend's key is the
+    // lower: run again when PostgreSQL breaks that deadlock.
     async remove (personId, friendId) {
       const pair = db.selectFrom('person').select('pk').where('id', 'in', [personId, friendId])
-      await db.deleteFrom('friendship').where('person_pk', 'in', pair).where('friend_pk', 'in', pair).execute()
+      await retryDeadlocks(() => db.deleteFrom('friendship').where('person_pk', 'in', pair).where('friend_pk', 'in', pair).execute())
     },
 
     listFriends,
