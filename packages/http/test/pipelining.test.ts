@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import t from 'tap'
 import { MAX_UNANSWERED } from '../src/plugins/pipelining.js'
 import { rawExchange, realServer } from './helper.js'
@@ -72,4 +73,41 @@ t.test('an expectation the server cannot meet: 417 from the service, with its he
     request.on('error', reject)
   })
   t.same(continued, [100, 401], 'Expect: 100-continue is met')
+})
+
+t.test('a request answered before its body is read closes its connection: the body is read no further', async (t) => {
+  const { url, admin } = await realServer(t)
+  const { hostname, port } = new URL(url)
+  /** Declares a body of 100 GB and sends what it can for up to 3 s: the answer, and the bytes the server took. */
+  const flood = async (headers: string) => {
+    const socket = connect(Number(port), hostname)
+    socket.on('error', () => {})
+    await new Promise((resolve) => socket.once('connect', resolve))
+    let received = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { received += chunk })
+    const closed = new Promise<boolean>((resolve) => { socket.once('close', () => resolve(true)); setTimeout(() => resolve(false), 3000) })
+    socket.write(`POST /person HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000000000\r\n${headers}\r\n`)
+    const chunk = Buffer.alloc(64 * 1024, 0x20)
+    let sent = 0
+    const pump = (): void => {
+      while (!socket.destroyed && socket.write(chunk)) sent += chunk.length
+      if (!socket.destroyed) socket.once('drain', pump)
+    }
+    pump()
+    const closedByServer = await closed
+    socket.destroy()
+    return { status: received.slice(9, 12), close: /\r\nconnection: close\r\n/i.test(received), closedByServer, sentMB: Math.round(sent / 1048576) }
+  }
+  for (const [name, headers, status] of [['no credentials', '', '401'], ['an expectation not met', 'Expect: the-impossible\r\n', '417']] as const) {
+    const outcome = await flood(headers)
+    t.equal(outcome.status, status, name)
+    t.ok(outcome.close, 'Connection: close')
+    t.ok(outcome.closedByServer, `closed by the server once answered (${outcome.sentMB} MB had been written)`)
+  }
+  // A request whose body was read keeps its connection.
+  const kept = await rawExchange(url, `POST /person HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${admin.authorization}\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n{"name":"Ada"}`, 500)
+  t.match(kept.received, /^HTTP\/1\.1 201/)
+  t.notOk(kept.closedByServer, 'kept open')
+  t.notMatch(kept.received, /\r\nconnection: close\r\n/i)
 })
