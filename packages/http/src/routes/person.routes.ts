@@ -112,7 +112,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       description: 'With `If-Match`, only the person at that version is deleted (412 otherwise, nothing changed). ' +
         'On the embedded SQLite database a person with more than 500 messages or 2,000 friends loses them a step at a time, ' +
         'taking turns with other requests: until the answer their inbox and friend list shrink, and a deletion cut short ' +
-        '(the server stopped) leaves the person with fewer of them; deleting again finishes it. `If-Match` is checked with the first step, which gives the person a new version: an edit conditional on the old one gets 412 from then on. The deletion takes effect at its end: an edit made meanwhile (of the new version) goes with the person.',
+        '(the server stopped) leaves the person with fewer of them; deleting again finishes it. `If-Match` is checked with the first step, which gives the person a new version: an edit conditional on the old one gets 412 from then on. The deletion takes effect at its end: an edit (of the new version), a message or a friendship made meanwhile goes with the person.',
       params: PersonIdParams,
       headers: ConditionalWriteHeaders,
       response: {
