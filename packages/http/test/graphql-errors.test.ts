@@ -292,11 +292,14 @@ t.test('fragments that spread one another twice over are refused for the selecti
 })
 
 t.test('in production: no introspection, no GraphiQL, no "Did you mean"', async (t) => {
-  const { api } = await build(t, { production: true })
+  const { api, app } = await build(t, { production: true })
   const introspection = await graphql(api, getGraphQL('{ __schema { queryType { name } } }'))
   t.equal(introspection.status, 400)
   t.match(introspection.body.errors?.[0]?.message, /introspection/)
   t.equal((await api.inject({ method: 'GET', url: '/graphiql' })).statusCode, 404)
+  // A public path of the contract: answered without credentials, saying why.
+  const off = await app.inject({ method: 'GET', url: '/graphiql' })
+  t.same([off.statusCode, off.json().code], [404, 'GRAPHIQL_OFF'], 'GraphiQL\'s path, without credentials: 404, not 401')
   const typo = await graphql(api, getGraphQL('{ peple { id } }'))
   t.equal(typo.status, 400)
   t.same(typo.body.errors?.[0]?.message, 'Cannot query field "peple" on type "Query".')

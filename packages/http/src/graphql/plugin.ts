@@ -4,7 +4,7 @@ import { buildSchema } from 'graphql'
 import mercurius from 'mercurius'
 import subscriptionRoute from 'mercurius/lib/subscription.js'
 import type { Access } from '../plugins/access.js'
-import { registerGraphiQL } from '../plugins/graphiql.js'
+import { registerGraphiQL, registerGraphiQLOff } from '../plugins/graphiql.js'
 import { assertEveryRootFieldGoverned } from './authorization.js'
 import { createContext, type SubscriptionContext } from './context.js'
 import { errorFormatter, errorHandler, formatSocketError } from './error-format.js'
@@ -93,5 +93,6 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       context.admitEvent = () => sockets.admitEvent(context.request, String(id))
     })
   })
-  if (!production) await registerGraphiQL(app)
+  if (production) registerGraphiQLOff(app)
+  else await registerGraphiQL(app)
 }

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { headersOf } from '../schemas/response.schemas.js'
+import { errorBody } from './errors.js'
 import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
 import { sendAsset } from './static-assets.js'
 
@@ -51,4 +52,14 @@ export const registerGraphiQL = async (app: FastifyInstance): Promise<void> => {
         async (request, reply) => sendAsset(request, reply, join(root, name)))
     }
   })
+}
+
+/**
+ * In production, where GraphiQL is off, its path still answers as the
+ * contract's public path it is, without credentials: 404, saying why, where
+ * an unknown path would have asked for credentials (401).
+ */
+export const registerGraphiQLOff = (app: FastifyInstance): void => {
+  app.get('/graphiql', { config: { operation: 'graphiql' }, schema: { hide: true } }, async (_request, reply) =>
+    reply.code(404).send(errorBody(404, 'GraphiQL is off in production; any GraphQL client can use /graphql', 'GRAPHIQL_OFF')))
 }
