@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import t from 'tap'
-import { realServer } from './helper.js'
+import { rawExchange, realServer } from './helper.js'
 
 /*
  * Connections at once (plugins/connections.ts), on the real server: in all,
@@ -79,11 +79,14 @@ t.test('a connection holds one file, however many pipelined requests for the doc
   const files = () => readdirSync('/proc/self/fd').length
   const before = files()
   const { hostname, port } = new URL(url)
-  const sockets = await Promise.all(Array.from({ length: 20 }, async () => {
+  // By its name, and by names that are not quite it: those had gone on to
+  // @fastify/static, which read them from disk, a file a request.
+  const paths = ['swagger-ui-bundle.js', './swagger-ui-bundle.js', '%2e/swagger-ui-bundle.js', 'x/../swagger-ui-bundle.js']
+  const sockets = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
     const socket = connect(Number(port), hostname)
     socket.on('error', () => {})
     await new Promise((resolve) => socket.once('connect', resolve))
-    socket.write('GET /docs/static/swagger-ui-bundle.js HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(16))
+    socket.write(`GET /docs/static/${paths[i % paths.length]!} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(16))
     socket.pause()
     return socket
   }))
@@ -92,9 +95,15 @@ t.test('a connection holds one file, however many pipelined requests for the doc
   // Both ends of each connection are in this process: 40.
   t.ok(held <= 45, `${held} more files for 20 connections of 16 unread answers`)
   for (const socket of sockets) socket.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  // Files of answers never taken had stayed open for good once their client left.
+  t.ok(files() - before <= 5, `${files() - before} more once they have gone`)
   const page = await fetch(`${url}/docs/static/swagger-ui.css`)
   t.equal(page.status, 200)
   t.match(page.headers.get('content-type'), /^text\/css/)
   t.equal((await fetch(`${url}/docs/static/swagger-ui.css`, { headers: { 'if-none-match': page.headers.get('etag')! } })).status, 304, 'and its ETag saves the transfer')
   t.equal((await fetch(`${url}/docs/static/no-such-file.js`)).status, 404)
+  // As sent (fetch would resolve the dot).
+  const almost = await rawExchange(url, 'GET /docs/static/%2e/swagger-ui.css HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', 2000)
+  t.match(almost.received, /^HTTP\/1\.1 404 /, 'nor a name that is not quite one')
 })

@@ -48,14 +48,18 @@ export const sendAsset = (request: FastifyRequest, reply: FastifyReply, path: st
 
 /**
  * Answers the wildcard route `url` (a plugin's @fastify/static, registered
- * after this) from memory for the files directly in `root`; any other name
- * goes on to the route (404).
+ * after this) in its place: from memory for the files directly in `root`,
+ * 404 for any other name. The route itself never runs: it had served
+ * `./swagger-ui-bundle.js` (or `%2e/`, `//`, `x/../`) from disk, holding
+ * a file per pipelined request as before, and those of a client that went
+ * away were never closed (80 connections one after another: 1,000 files
+ * held for good).
  */
 export const assetsFromMemory = (app: FastifyInstance, url: string, root: string): void => {
   const names = new Set(readdirSync(root, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name))
-  const fromMemory: onRequestHookHandler = (request, reply, done) => {
+  const fromMemory: onRequestHookHandler = (request, reply) => {
     const name = (request.params as Record<string, string | undefined>)['*']
-    if (name === undefined || !names.has(name)) return done()
+    if (name === undefined || !names.has(name)) return reply.callNotFound()
     sendAsset(request, reply, join(root, name))
   }
   app.addHook('onRoute', (route) => {
