@@ -1,8 +1,10 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql'
 import t from 'tap'
 import type { GraphQLContext } from '../src/graphql/context.js'
 import { GRAPHQL_LIMITS, selectionsOf } from '../src/graphql/limits.js'
-import { QueryCompiler, ResolverPlan } from '../src/graphql/plan.js'
+import { compiledBytesOf, QueryCompiler, ResolverPlan } from '../src/graphql/plan.js'
 import { schema as typeDefs } from '../src/graphql/schema.js'
 import { build, gqlData } from './helper.js'
 
@@ -56,12 +58,34 @@ t.test('an operation of more than jitMaxSelections selections is never compiled;
 t.test('compiled operations take a bounded heap: past it the least recently run goes back to being interpreted, for good', async (t) => {
   const one = planOf(fragmentChain(3, 1, 'a'), new QueryCompiler(0))
   // Room for two operations of this size.
-  const compiler = new QueryCompiler(0, 2 * one.selections * 6_500)
+  const compiler = new QueryCompiler(0, 2 * compiledBytesOf(one.selections))
   const plans = ['a', 'b', 'c'].map((variant) => planOf(fragmentChain(3, 1, variant), compiler))
   for (const plan of plans) await plan.run(context, {})
   t.same(plans.map((plan) => compiler.get(plan) !== undefined), [false, true, true], 'the first compiled is let go')
   await plans[0]!.run(context, {})
   t.equal(compiler.get(plans[0]!), undefined, 'and is not compiled again')
+})
+
+t.test('a compiled operation keeps nothing alive: once its plan (its document) is let go, both are collected', async (t) => {
+  setFlagsFromString('--expose-gc')
+  const collect = runInNewContext('gc') as () => void
+  const compiler = new QueryCompiler(0)
+  const plans = Array.from({ length: 20 }, (_, i) => planOf(fragmentChain(3, 1, `gone${i}`), compiler))
+  for (const plan of plans) await plan.run(context, {})
+  t.ok(plans.every((plan) => compiler.get(plan) !== undefined), 'compiled')
+  const refs = plans.map((plan) => new WeakRef(plan))
+  plans.length = 0
+  // The document cache letting the documents go: nothing else holds their
+  // plans. A WeakRef made or read keeps its target until the turn ends:
+  // collected on the next turns, then read.
+  for (let i = 0; i < 3; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+    collect()
+  }
+  await new Promise((resolve) => setImmediate(resolve))
+  const alive = refs.filter((ref) => ref.deref() !== undefined).length
+  // V8 may hold on to the last one made a while longer, compiled or not; held by the budget, all 20 stayed.
+  t.ok(alive <= 1, `every plan, with its document and compiled function, is gone (${alive} of 20 alive)`)
 })
 
 t.test('through the app: the big document runs twice at the cost of interpreting it, and answers alike', async (t) => {

@@ -17,15 +17,18 @@ export interface Plan {
 const ROOT = Object.freeze({})
 
 /**
- * Heap a compiled operation keeps per selection once it has run: 2.8–3 KB
+ * Heap a compiled operation keeps once it has run: some 50–65 KB however
+ * small (a review's 40,000 one-field queries), and per selection 2.8–3 KB
  * measured on the function alone, 6.5 KB in the server's resident memory
- * (a review's 40 documents of 7,480 selections: +1.9 GB). Counted at the
- * larger.
+ * (40 documents of 7,480 selections: +1.9 GB). Counted at the larger.
  */
-const COMPILED_BYTES_PER_SELECTION = 6_500
+const COMPILED_BYTES = { operation: 64 * 1024, selection: 6_500 }
+
+/** The heap a compiled operation of so many selections is counted at. */
+export const compiledBytesOf = (selections: number): number => COMPILED_BYTES.operation + selections * COMPILED_BYTES.selection
 
 /** What every compiled operation of the server may take in all. */
-export const COMPILED_BYTES = 32 * 1024 * 1024
+export const COMPILED_BUDGET = 32 * 1024 * 1024
 
 /**
  * graphql-jit's compiled operations, bounded. A compiled function grows
@@ -35,21 +38,36 @@ export const COMPILED_BYTES = 32 * 1024 * 1024
  * document cache, counting its text, never saw; a caller sending such
  * documents, each twice, grew the server by 2 GB. So an operation of more
  * than jitMaxSelections stays interpreted (graphql-js ran that one in
- * 2 ms), and the compiled ones take COMPILED_BYTES at most: past it the
+ * 2 ms), and the compiled ones take COMPILED_BUDGET at most: past it the
  * least recently run is let go, and runs interpreted from then on.
+ *
+ * A compiled operation lives no longer than its plan, which the document
+ * cache keeps (documents.ts): the budget holds the plans only weakly. Held
+ * strongly, a plan kept its whole document alive after the document cache
+ * had let it go: 4,000 documents of 27 KB, one compiled operation each
+ * (counted 13 KB), grew the server to 2.5 GB, past a 1 GB heap's end.
  */
 export class QueryCompiler {
   /** Runs of an operation before it is compiled. */
   readonly after: number
-  readonly #compiled: LRUCache<ResolverPlan, CompiledQuery>
+  /** The compiled operations, by plan: gone with their plan. */
+  readonly #compiled = new WeakMap<ResolverPlan, CompiledQuery>()
+  /** The budget, by plan number, least recently run first: one let go takes its compiled operation with it. */
+  readonly #budget: LRUCache<number, WeakRef<ResolverPlan>>
+  /** A plan collected leaves the budget. */
+  readonly #collected = new FinalizationRegistry<number>((id) => { this.#budget.delete(id) })
 
-  constructor (after: number, bytes = COMPILED_BYTES) {
+  constructor (after: number, bytes = COMPILED_BUDGET) {
     this.after = after
-    this.#compiled = new LRUCache<ResolverPlan, CompiledQuery>({ maxSize: bytes, sizeCalculation: (_query, plan) => plan.selections * COMPILED_BYTES_PER_SELECTION })
+    this.#budget = new LRUCache<number, WeakRef<ResolverPlan>>({
+      maxSize: bytes,
+      dispose: (plan) => { const gone = plan.deref(); if (gone !== undefined) this.#compiled.delete(gone) }
+    })
   }
 
   /** The plan's compiled operation, when it has one still. */
   get (plan: ResolverPlan): CompiledQuery | undefined {
+    this.#budget.get(plan.id)
     return this.#compiled.get(plan)
   }
 
@@ -58,9 +76,13 @@ export class QueryCompiler {
     const compiled = compileQuery(schema, document, operationName)
     if (!isCompiledQuery(compiled)) return undefined
     this.#compiled.set(plan, compiled)
+    this.#budget.set(plan.id, new WeakRef(plan), { size: compiledBytesOf(plan.selections) })
+    this.#collected.register(plan, plan.id)
     return compiled
   }
 }
+
+let plans = 0
 
 /**
  * Running with the resolvers: interpreted by graphql-js at first, compiled
@@ -71,6 +93,8 @@ export class QueryCompiler {
  * graphql-jit cannot compile stays interpreted.
  */
 export class ResolverPlan implements Plan {
+  /** Tells plans apart in the compiler's budget, which must not hold them. */
+  readonly id = ++plans
   /** Of the operation, fragments counted where spread: what its compiled function grows with. */
   readonly selections: number
   readonly #schema: GraphQLSchema
