@@ -75,9 +75,14 @@ t.test('an expectation the server cannot meet: 417 from the service, with its he
   t.same(continued, [100, 401], 'Expect: 100-continue is met')
 })
 
-t.test('a request answered before its body is read closes its connection: the body is read no further', async (t) => {
+t.test('a request answered before a body larger than any the service reads closes its connection: the body is read no further', async (t) => {
   const { url, admin } = await realServer(t)
   const { hostname, port } = new URL(url)
+  /** Sends a whole body of `bytes` without credentials: the status, and whether the answer said Connection: close. */
+  const flood401 = async (bytes: number) => {
+    const { received } = await rawExchange(url, `POST /person HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n${' '.repeat(bytes)}`, 1000)
+    return { status: received.slice(9, 12), close: /\r\nconnection: close\r\n/i.test(received) }
+  }
   /** Declares a body of 100 GB and sends what it can for up to 3 s: the answer, and the bytes the server took. */
   const flood = async (headers: string) => {
     const socket = connect(Number(port), hostname)
@@ -105,6 +110,10 @@ t.test('a request answered before its body is read closes its connection: the bo
     t.ok(outcome.close, 'Connection: close')
     t.ok(outcome.closedByServer, `closed by the server once answered (${outcome.sentMB} MB had been written)`)
   }
+  // A body the service would accept is read past: closing while the client
+  // still sends can reset the connection before it reads the answer.
+  const megabyte = await flood401(1024 * 1024)
+  t.same(megabyte, { status: '401', close: false }, 'a refused body of 1 MiB: 401, the connection kept')
   // A request whose body was read keeps its connection.
   const kept = await rawExchange(url, `POST /person HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${admin.authorization}\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n{"name":"Ada"}`, 500)
   t.match(kept.received, /^HTTP\/1\.1 201/)

@@ -1,12 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { LIMITS } from './limits.js'
 
 /**
- * Whether the request came with a body that nothing has read: it was
- * answered first (refused before its body: no credentials, a method the
- * path does not offer, an expectation not met).
+ * Whether the request came with a body that nothing has read, and that
+ * may be larger than any body the service reads: it was answered first
+ * (refused before its body: no credentials, a method the path does not
+ * offer, an expectation not met). A body of a size the service accepts is
+ * left for Node to read past: closing while the client still sends makes
+ * its TCP stack reset the connection, and the client may never see the
+ * answer (a 401 for an expired token, say).
  */
-const bodyLeftUnread = (request: FastifyRequest): boolean =>
-  !request.raw.complete && (request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined)
+const bodyLeftUnread = (request: FastifyRequest): boolean => {
+  if (request.raw.complete) return false
+  const length = request.headers['content-length']
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) > LIMITS.bodyBytes)
+}
 
 /**
  * `Connection: close` on a response when the connection should not be
@@ -14,11 +22,12 @@ const bodyLeftUnread = (request: FastifyRequest): boolean =>
  * - once the server starts closing, so keep-alive clients reconnect
  *   elsewhere instead of holding the process open until their sockets time
  *   out;
- * - after a request answered before its body was read. To read the next
- *   request on the connection Node would read that body to its end and
- *   throw it away: a declared 100 GB behind a 401 or a 417 was read for 30
- *   s (the request timeout), 7 s of CPU for the 5.6 GB that came. Closed,
- *   the body is read no further.
+ * - after a request answered before a body larger than any the service
+ *   reads, or of a length not declared (chunked). To read the next request
+ *   on the connection Node would read that body to its end and throw it
+ *   away: a declared 100 GB behind a 401 or a 417 was read for 30 s (the
+ *   request timeout), 7 s of CPU for the 5.6 GB that came. Closed, the
+ *   body is read no further.
  */
 export const installClosingHeader = (app: FastifyInstance): void => {
   let closing = false
