@@ -30,8 +30,14 @@ export const GRAPHQL_LIMITS = {
    * reads (graphql-query-complexity's own default cap).
    */
   maxSelections: 10_000,
-  /** Runs of one operation before graphql-jit compiles it (plan.ts; `npm run bench` measures both). */
-  jitAfter: 1,
+  /**
+   * Runs of one operation before graphql-jit compiles it (plan.ts; `npm run
+   * bench` measures both): the operations clients send again and again.
+   * After one run, a caller sending new documents twice each had every one
+   * compiled, some 80 KB of garbage an operation: 25,600 requests grew the
+   * server to 1.1 GB before V8 collected it.
+   */
+  jitAfter: 10,
   /**
    * Selections (as maxSelections counts them) past which an operation is
    * never compiled (plan.ts): compiling and first running took about 37 µs
