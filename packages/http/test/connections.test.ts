@@ -101,7 +101,11 @@ t.test('a connection holds one file, however many pipelined requests for the doc
   const page = await fetch(`${url}/docs/static/swagger-ui.css`)
   t.equal(page.status, 200)
   t.match(page.headers.get('content-type'), /^text\/css/)
-  t.equal((await fetch(`${url}/docs/static/swagger-ui.css`, { headers: { 'if-none-match': page.headers.get('etag')! } })).status, 304, 'and its ETag saves the transfer')
+  const etag = page.headers.get('etag')!
+  for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+    t.equal((await fetch(`${url}/docs/static/swagger-ui.css`, { headers: { 'if-none-match': ifNoneMatch } })).status, 304, `its ETag saves the transfer (${ifNoneMatch})`)
+  }
+  t.equal((await fetch(`${url}/docs/static/swagger-ui.css`, { headers: { 'if-none-match': '"other"' } })).status, 200, 'another tag gets the file')
   t.equal((await fetch(`${url}/docs/static/no-such-file.js`)).status, 404)
   // As sent (fetch would resolve the dot).
   const almost = await rawExchange(url, 'GET /docs/static/%2e/swagger-ui.css HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', 2000)

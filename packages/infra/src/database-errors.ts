@@ -24,7 +24,7 @@ export const isUniqueViolation = (error: unknown): boolean =>
  * PostgreSQL broke a deadlock by rolling this statement or transaction back
  * (40P01): nothing of it stays, and running it again is safe.
  */
-export const isDeadlock = (error: unknown): boolean => codeOf(error) === '40P01'
+const isDeadlock = (error: unknown): boolean => codeOf(error) === '40P01'
 
 const DEADLOCK_ATTEMPTS = 3
 

@@ -68,7 +68,7 @@ t.test('defaults follow the contract', async (t) => {
     redisUrl: undefined,
     redisKeyPrefix: 'people-service:',
     accessTokenTtlSeconds: 900,
-    apiKeyCacheTtlMs: 4000,
+    apiKeyCacheTtlMs: 3000,
     metricsToken: undefined
   })
 })

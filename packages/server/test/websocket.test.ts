@@ -82,6 +82,22 @@ t.test('without Redis, a credential revoked on one instance closes its connectio
   t.ok(Date.now() - revokedAt < 3_000)
 })
 
+t.test('without Redis, at the default settings: a key revoked on another instance closes its connection 4403 within the contract\'s 5 s', async (t) => {
+  const env = { DATABASE_URL: tempDatabaseUrl(t), MAX_EVENT_LOOP_DELAY_MS: '60000' }
+  const one = await start(t, env)
+  const two = await start(t, env)
+  const admin = await login(one.url)
+  const { id, key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k', scopes: ['people:read'] })).json()
+  const client = await connect(t, two.url, { 'x-api-key': key })
+  client.socket.send(JSON.stringify({ type: 'subscribe', id: '1', payload: { query: 'subscription { messageSent { text } }' } }))
+  // The worst case: instance two read the key from the database just before it was revoked.
+  t.equal((await call(two.url, 'GET', '/people', { 'x-api-key': key })).status, 200)
+  const revokedAt = Date.now()
+  t.equal((await call(one.url, 'DELETE', `/api-keys/${id}`, admin)).status, 200)
+  const outcome = await Promise.race([client.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), 5000))])
+  t.same(outcome, { code: 4403, reason: 'Forbidden' }, `closed ${Date.now() - revokedAt} ms after the key was deleted on the other instance`)
+})
+
 t.test('with REDIS_URL, the events a subscription receives on one instance spend the budget every instance counts', { skip: skipWithoutRedis }, async (t) => {
   const env = { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: await testRedisUrl(), REDIS_KEY_PREFIX: await redisPrefix(t), MAX_EVENT_LOOP_DELAY_MS: '60000' }
   const one = await start(t, env)

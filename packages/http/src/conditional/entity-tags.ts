@@ -12,8 +12,9 @@ export const etagOf = (person: Pick<Person, 'version'>): string => `"${person.ve
 const ENTITY_TAG = /(W\/)?"([^"]*)"/g
 
 /**
- * If-None-Match holds the tag of the current person (weak comparison, as the
- * RFC has it for this header), or `*`: the client's copy is current, 304.
+ * If-None-Match holds the current tag (a person's, a page file's; weak
+ * comparison, as the RFC has it for this header), or `*`: the client's copy
+ * is current, 304.
  */
 export const clientHasCurrent = (ifNoneMatch: string, etag: string): boolean => {
   if (ifNoneMatch.trim() === '*') return true

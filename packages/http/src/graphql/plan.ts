@@ -28,7 +28,7 @@ const COMPILED_BYTES = { operation: 64 * 1024, selection: 6_500 }
 export const compiledBytesOf = (selections: number): number => COMPILED_BYTES.operation + selections * COMPILED_BYTES.selection
 
 /** What every compiled operation of the server may take in all. */
-export const COMPILED_BUDGET = 32 * 1024 * 1024
+const COMPILED_BUDGET = 32 * 1024 * 1024
 
 /**
  * graphql-jit's compiled operations, bounded. A compiled function grows

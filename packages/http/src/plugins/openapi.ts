@@ -15,10 +15,10 @@ import { assetsFromMemory } from './static-assets.js'
 /** Swagger UI's own files, which @fastify/swagger-ui serves under /docs/static/. */
 const SWAGGER_UI_FILES = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
 
-/** Every tag an operation may carry; an undeclared one fails the start. */
 /** The OpenAPI document's own type, as Fastify gives a JSON answer. */
 const JSON_TYPE = 'application/json; charset=utf-8'
 
+/** Every tag an operation may carry; an undeclared one fails the start. */
 export const TAGS = [
   { name: 'people', description: 'People: create, read, update, delete, list' },
   { name: 'friends', description: 'Friendships, always mutual' },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { extname, join } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import { clientHasCurrent } from '../conditional/entity-tags.js'
 
 /*
  * The documentation pages' files (Swagger UI's, GraphiQL's), answered from
@@ -38,11 +39,12 @@ const assetOf = (path: string): Asset => {
   return asset
 }
 
-/** Answers with the file at `path`: 304 when the client holds it already (its ETag). */
+/** Answers with the file at `path`: 304 when the client holds it already (If-None-Match, as for a person). */
 export const sendAsset = (request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply => {
   const { body, type, etag } = assetOf(path)
   reply.header('etag', etag).header('cache-control', 'public, max-age=0')
-  if (request.headers['if-none-match'] === etag) return reply.code(304).send()
+  const ifNoneMatch = request.headers['if-none-match']
+  if (ifNoneMatch !== undefined && clientHasCurrent(ifNoneMatch, etag)) return reply.code(304).send()
   return reply.type(type).send(body)
 }
 
