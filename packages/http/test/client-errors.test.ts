@@ -64,6 +64,32 @@ t.test('a query string over the limit but under 16 KiB still gets the limit\'s o
   t.ok(response.headers.get('x-request-id'))
 })
 
+t.test('a caller\'s request refused before its body is read (a query string too long, an Expect not met) answers as any other: no-store, its budget\'s headers, one request charged', async (t) => {
+  const { url, admin } = await realServer(t)
+  const { hostname, port } = new URL(url)
+  const remaining = async () => Number((await fetch(`${url}/users/me`, { headers: admin })).headers.get('ratelimit-remaining'))
+  /** Over a socket: fetch refuses to send an Expect header. */
+  const refusal = (path: string, headers: string) => new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${headers}\r\n`))
+    let received = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { received += chunk })
+    socket.on('close', () => resolve(received))
+    socket.on('error', reject)
+  })
+  for (const [name, path, header] of [
+    ['a query string too long', `/people?name=${'a'.repeat(5000)}`, ''],
+    ['an Expect not met', '/people', 'Expect: the-impossible\r\n']
+  ] as const) {
+    const before = await remaining()
+    const answer = await refusal(path, `Authorization: ${admin.authorization}\r\n${header}`)
+    t.match(answer, /^HTTP\/1\.1 400 /, name)
+    t.match(answer, /\r\ncache-control: no-store\r\n/i, `${name}: no-store`)
+    t.match(answer, new RegExp(`\r\nratelimit-remaining: ${before - 1}\r\n`, 'i'), `${name}: its budget's headers, the request charged`)
+    t.match(await refusal(path, header), /^HTTP\/1\.1 401 /, `${name}, without credentials: 401, as for any protected path`)
+  }
+})
+
 t.test('a URL whose percent-encoding does not decode: 400 BAD_URL, with a request id and the security headers', async (t) => {
   const { url, admin } = await realServer(t)
   const response = await fetch(`${url}/person/%E0%A4%A`, { headers: admin })

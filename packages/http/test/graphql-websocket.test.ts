@@ -588,6 +588,8 @@ t.test('errors on the socket are the safe messages of HTTP, never exception text
     ['nesting past the depth limit', { query: `subscription { messageSent { ${'person { friends { '.repeat(6)}name${' } }'.repeat(6)} } }` }, /^Query depth limit of 10 exceeded, found \d+\.$/, 'QUERY_TOO_DEEP'],
     ['fragments spreading one another twice over', { query: 'subscription Doubling { messageSent { person { ...F0 } } } ' + Array.from({ length: 60 }, (_, i) => `fragment F${i} on Person { ...F${i + 1} ...F${i + 1} }`).join(' ') + ' fragment F60 on Person { id }' },
       'operation Doubling has more than 10,000 fields and fragments once its fragments are spread', 'TOO_MANY_SELECTIONS'],
+    ['a field asked for 21 times through fragments', { query: 'subscription Repeats { messageSent { person { ' + Array.from({ length: 21 }, (_, i) => `...N${i}`).join(' ') + ' } } } ' + Array.from({ length: 21 }, (_, i) => `fragment N${i} on Person { name }`).join(' ') },
+      'operation Repeats asks for "name" more than 20 times in one selection set, counting its fragments and the selections of same-named fields merged there', 'TOO_MANY_REPEATS'],
     ['a null payload', null, 'the payload must be an object: { query, variables, operationName }', 'BAD_REQUEST'],
     ['a query that is not a string', { query: 42 }, 'query is required: the GraphQL document, as a string', 'BAD_REQUEST'],
     ['a ready-made syntax tree', { query: { kind: 'Document', definitions: [] } }, 'query is required: the GraphQL document, as a string', 'BAD_REQUEST'],

@@ -1,7 +1,7 @@
 import { getOperationAST, GraphQLError, Kind, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import { LRUCache } from 'lru-cache'
 import { GraphQLRequestError, requestError } from './error-format.js'
-import { GRAPHQL_LIMITS, isJsonEncoded, jsonInPlaceOfDocument, tooLong, tooManySelections } from './limits.js'
+import { GRAPHQL_LIMITS, isJsonEncoded, jsonInPlaceOfDocument, repeatedFields, tooLong, tooManySelections } from './limits.js'
 import { PreparedOperation, type OperationSettings } from './prepared-operation.js'
 
 /*
@@ -187,8 +187,10 @@ export class DocumentCache {
       if (!(error instanceof GraphQLError)) throw error
       return rememberedRefusal([isJsonEncoded(source) ? jsonInPlaceOfDocument() : error])
     }
-    const oversized = tooManySelections(document)
-    if (oversized.length > 0) return new RefusedDocument(source, document, oversized)
+    for (const limit of [tooManySelections, repeatedFields]) {
+      const oversized = limit(document)
+      if (oversized.length > 0) return new RefusedDocument(source, document, oversized)
+    }
     const errors = validate(this.#schema, document, this.#rules)
     return errors.length > 0 ? new RefusedDocument(source, document, errors) : new ParsedDocument(document, this.#settings)
   }

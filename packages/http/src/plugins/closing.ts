@@ -25,7 +25,7 @@ const bodyLeftUnread = (request: FastifyRequest): boolean => {
  * - after a request answered before a body larger than any the service
  *   reads, or of a length not declared (chunked). To read the next request
  *   on the connection Node would read that body to its end and throw it
- *   away: a declared 100 GB behind a 401 or a 417 was read for 30 s (the
+ *   away: a declared 100 GB behind a 401 or an unmet Expect was read for 30 s (the
  *   request timeout), 7 s of CPU for the 5.6 GB that came. Closed, the
  *   body is read no further.
  */

@@ -92,7 +92,8 @@ const asDocumentResponse = (entry: ResponseEntry, headers: Record<string, unknow
  * The route's schema as the document shows it: the route's own operationId,
  * tags, summary and responses, completed from its policy row — security,
  * 401/403/429, rate-limit headers, Cache-Control — and with what any request can meet
- * (X-Request-Id, 500, 503). The route's own response for a status wins.
+ * (X-Request-Id; 400 for a query string too long or an unmet `Expect`; 500, 503).
+ * The route's own response for a status wins.
  */
 export const documentedSchema = (schema: DocumentedSchema, operation: Operation): DocumentedSchema => {
   const requirement = POLICY[operation]
@@ -101,7 +102,7 @@ export const documentedSchema = (schema: DocumentedSchema, operation: Operation)
   // The access hook marks every answer to an authenticated request no-store
   // (plugins/access.ts), whatever its status (a 401 too, for a wrong current password).
   const headers = headersOf(['X-Request-Id', ...(charged ? RATE_LIMIT_HEADERS : []), ...(requirement.access === 'public' ? [] : ['Cache-Control' as const])])
-  const implied = Object.fromEntries([...impliedErrors(requirement), 500 as const, 503 as const].map((status) => [status, errorResponse(status)]))
+  const implied = Object.fromEntries([400 as const, ...impliedErrors(requirement), 500 as const, 503 as const].map((status) => [status, errorResponse(status)]))
   const responses = { ...implied, ...schema.response } as Record<string, ResponseEntry>
   return {
     ...schema,

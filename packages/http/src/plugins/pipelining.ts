@@ -18,7 +18,7 @@ import type { Socket } from 'node:net'
  * A request whose `Expect` is not `100-continue` is handed over too, where
  * Node would answer 417 itself, uncounted: one connection sending 20,000
  * of those cost 450 ms of CPU. Counted here, Fastify answers it
- * (limits.ts): 417 with the headers and body of any other refusal.
+ * (limits.ts): 400 with the headers and body of any other refusal.
  */
 export const MAX_UNANSWERED = 16
 

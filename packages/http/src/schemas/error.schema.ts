@@ -14,7 +14,7 @@ export type ErrorBody = Static<typeof ErrorSchema>
 
 /** The error statuses a REST operation may declare, each with what it means here. */
 const ERRORS = {
-  400: { code: 'VALIDATION_FAILED', message: 'body.name must NOT have fewer than 1 characters', description: 'The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit.' },
+  400: { code: 'VALIDATION_FAILED', message: 'body.name must NOT have fewer than 1 characters', description: 'The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED).' },
   401: { code: 'UNAUTHENTICATED', message: 'credentials are required: Authorization: Bearer <token> or X-API-Key: <key>', description: 'No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key.', headers: ['WWW-Authenticate'] },
   403: { code: 'FORBIDDEN', message: 'POST /person needs the people:write scope', description: 'Valid credentials without the scope this operation needs.' },
   404: { code: 'PERSON_NOT_FOUND', message: 'no person with id 0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b', description: 'Nothing has this id (ids that are not well formed included): PERSON_NOT_FOUND, ACCOUNT_NOT_FOUND.' },
