@@ -143,7 +143,7 @@ t.test('a revocation on another instance empties this instance\'s cache through 
 
 t.test('with the revocation version held elsewhere (no peek, as in Redis), cached keys and tokens still end at once', async (t) => {
   const local = localKeyRevocations()
-  const elsewhere: KeyRevocations = { shared: true, version: () => local.version(), revoked: () => local.revoked() }
+  const elsewhere: KeyRevocations = { version: () => local.version(), revoked: () => local.revoked() }
   const one = setup({ revocations: elsewhere })
   const two = createAccessUseCases({ ...one.ports })
   const viewer = await one.callerWithRole('viewer')
@@ -167,7 +167,7 @@ t.test('with the revocation version held elsewhere (no peek, as in Redis), cache
 })
 
 t.test('without a readable revocation version nothing is cached, so revocations still hold', async (t) => {
-  const failing: KeyRevocations = { shared: true, version: async () => { throw new Error('redis down') }, revoked: async () => {} }
+  const failing: KeyRevocations = { version: async () => { throw new Error('redis down') }, revoked: async () => {} }
   const warnings: unknown[] = []
   const { ports, callerWithRole, access: writer } = setup({ revocations: failing })
   const reader = createAccessUseCases(ports, { credentialCache: { onRevocationsUnavailable: (e) => warnings.push(e) } })
@@ -217,7 +217,6 @@ t.test('counts survive a failed flush and go out with the next one', async (t) =
 t.test('entries cached before an outage of the revocation version are not trusted after it', async (t) => {
   let down = false
   const revocations: KeyRevocations = {
-    shared: true,
     version: async () => { if (down) throw new Error('redis down'); return 'v1' },
     revoked: async () => { throw new Error('redis down') }
   }

@@ -1,5 +1,6 @@
 import type {} from '@fastify/jwt'
 import t, { type Test } from 'tap'
+import { connect as netConnect } from 'node:net'
 import WebSocket from 'ws'
 import { parse } from 'graphql'
 import mqemitter from 'mqemitter'
@@ -644,6 +645,53 @@ t.test('an exception inside Mercurius reaches the client as the request-id messa
   const errors = await client.errorsOf('1')
   t.match(errors, [{ message: /^something went wrong on our side; quote request id \S+ when reporting it$/, extensions: { code: 'INTERNAL' } }])
   t.notMatch(JSON.stringify(errors), /ECONNREFUSED|10\.0\.0\.7/, 'the exception text stays in the log')
+})
+
+/**
+ * Upgrades a raw connection offering `protocol`, then sends megabyte frames
+ * for up to 5 s, never reading, so never answering a close: how long the
+ * server took it, and how many megabytes were written.
+ */
+const floodIgnoringClose = async (url: string, protocol: string | undefined): Promise<{ closedAfterMs: number, megabytes: number }> => {
+  const { hostname, port } = new URL(url)
+  const socket = netConnect(Number(port), hostname)
+  socket.on('error', () => {})
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(`GET /graphql HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n${protocol === undefined ? '' : `Sec-WebSocket-Protocol: ${protocol}\r\n`}\r\n`)
+  await new Promise((resolve) => socket.once('data', resolve))
+  const started = Date.now()
+  // A masked binary frame of 1 MiB; a mask of zeros leaves the payload as it is.
+  const frame = Buffer.concat([Buffer.from([0x82, 0xff, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0]), Buffer.alloc(1 << 20, 0x61)])
+  let megabytes = 0
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  const deadline = started + 5000
+  while (!socket.destroyed && Date.now() < deadline) {
+    if (socket.write(frame)) megabytes++
+    else await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed, new Promise((resolve) => setTimeout(resolve, 100))])
+  }
+  const closedAfterMs = socket.destroyed ? Date.now() - started : Infinity
+  socket.destroy()
+  return { closedAfterMs, megabytes }
+}
+
+t.test('a subprotocol this server does not speak (none, or another) is closed 1002 at once, and a client sending instead of answering is dropped', async (t) => {
+  const { url } = await realServer(t)
+  const opened = async (protocol: string | undefined) => {
+    const socket = protocol === undefined ? new WebSocket(`${url.replace('http', 'ws')}/graphql`) : new WebSocket(`${url.replace('http', 'ws')}/graphql`, protocol)
+    t.teardown(() => { if (socket.readyState !== WebSocket.CONNECTING) socket.terminate() })
+    const closed = new Promise<Closed>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })))
+    await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
+    return { closed }
+  }
+  for (const protocol of [undefined, 'foo']) {
+    const polite = await opened(protocol)
+    t.same(await polite.closed, { code: 1002, reason: 'subprotocols spoken here: graphql-transport-ws, graphql-ws' }, `${protocol ?? 'no subprotocol'}: closed 1002`)
+
+    // Handed to Mercurius, such a connection was read for `ws`' 30 s close
+    // wait by a client that never answers the close: 3.6 GB in 8 s from four.
+    const flooded = await floodIgnoringClose(url, protocol)
+    t.ok(flooded.closedAfterMs < 2000, `${protocol ?? 'no subprotocol'}, a client sending megabytes and never answering: dropped after ${flooded.closedAfterMs} ms, ${flooded.megabytes} MB sent`)
+  }
 })
 
 t.test('the legacy graphql-ws subprotocol gets the same screening', async (t) => {

@@ -54,6 +54,24 @@ t.test('with REDIS_URL, a key deleted on one instance closes its connections on 
   t.same(outcome, { code: 4403, reason: 'Forbidden' }, `closed on instance two ${Date.now() - revokedAt} ms after the key was deleted on instance one`)
 })
 
+t.test('with REDIS_URL, a revocation whose announcement never reached Redis still closes the connections of another instance within API_KEY_CACHE_TTL_MS and a second', { skip: skipWithoutRedis }, async (t) => {
+  // Instance one cannot reach Redis (nothing listens where it looks), so
+  // instance two never hears of its revocations: its connections had been
+  // checked only when the shared version changed, and stayed open for good.
+  const env = { DATABASE_URL: tempDatabaseUrl(t), API_KEY_CACHE_TTL_MS: '1000', MAX_EVENT_LOOP_DELAY_MS: '60000', REDIS_KEY_PREFIX: await redisPrefix(t) }
+  const one = await start(t, { ...env, REDIS_URL: 'redis://127.0.0.1:9' })
+  const two = await start(t, { ...env, REDIS_URL: await testRedisUrl() })
+  const admin = await login(one.url)
+  const { id, key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k', scopes: ['people:read'] })).json()
+  const client = await connect(t, two.url, { 'x-api-key': key })
+  client.socket.send(JSON.stringify({ type: 'subscribe', id: '1', payload: { query: 'subscription { messageSent { text } }' } }))
+  const revokedAt = Date.now()
+  t.equal((await call(one.url, 'DELETE', `/api-keys/${id}`, admin)).status, 200)
+  const outcome = await Promise.race([client.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), 5000))])
+  t.same(outcome, { code: 4403, reason: 'Forbidden' }, `closed on instance two ${Date.now() - revokedAt} ms after the key was deleted on instance one`)
+  t.ok(Date.now() - revokedAt < 3_000, 'within the TTL and a second, and some slack')
+})
+
 t.test('without Redis, a credential revoked on one instance closes its connections on another, 4403 within API_KEY_CACHE_TTL_MS and a second', async (t) => {
   // Two instances on one SQLite file: neither hears the other's revocations,
   // and learns of them from the database once a cached credential is older

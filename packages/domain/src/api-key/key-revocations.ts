@@ -3,19 +3,11 @@
  * whenever any credential is revoked — a key revoked, an account's role or
  * password changed, an account disabled or deleted. Instances cache verified
  * keys and account states and compare the value on each use, so a
- * revocation anywhere empties every cache on the next request; open
- * WebSocket connections check their credentials again when it changes. Reading it must be cheap (memory, or one Redis GET), never a
- * database query.
+ * revocation anywhere empties every cache on the next request, and open
+ * WebSocket connections, checked every second, close. Reading it must be
+ * cheap (memory, or one Redis GET), never a database query.
  */
 export interface KeyRevocations {
-  /**
-   * Whether every instance of the deployment reads this one version (in
-   * Redis), or it lives in this process (false) and changes with this
-   * instance's revocations only: other instances on the same database then
-   * learn of theirs from the database, once a cached credential is older
-   * than the cache's TTL.
-   */
-  readonly shared: boolean
   /** Opaque; only equality means anything. */
   version(): Promise<string>
   /**
@@ -34,7 +26,6 @@ export const localKeyRevocations = (): KeyRevocations => {
   let count = 0
   let version = '0'
   return {
-    shared: false,
     async version () { return version },
     peek: () => version,
     async revoked () { version = String(++count) }

@@ -35,12 +35,6 @@ export interface AccessTokens {
    * still the account's is for the authenticator to check.
    */
   verify(token: string): TokenSubject
-  /**
-   * When a token expires (ms since the epoch), read without verifying it:
-   * for scheduling the next check of a token already verified, never for
-   * trusting one. Undefined when it cannot be read.
-   */
-  expiryOf(token: string): number | undefined
   readonly ttlSeconds: number
 }
 
@@ -94,14 +88,6 @@ export const installAccessTokens = async (app: FastifyInstance, settings: TokenS
   return {
     ttlSeconds,
     issue: (account) => app.jwt.sign({ sub: account.id, tv: account.tokenVersion }),
-    expiryOf (token) {
-      try {
-        const exp = app.jwt.decode<{ payload?: { exp?: unknown } }>(token)?.payload?.exp
-        return typeof exp === 'number' ? exp * 1000 : undefined
-      } catch {
-        return undefined
-      }
-    },
     verify (token) {
       const known = verified.get(token)
       if (known !== undefined) {

@@ -8,7 +8,7 @@ import type { Credentials } from './credentials.js'
  * was revoked since (no promise, no turn of the event loop), else a promise.
  * Throws (or rejects with) UNAUTHENTICATED.
  */
-export type Authenticate = (credentials: Credentials) => Caller | Promise<Caller>
+export type Authenticate = (credentials: Credentials, revocationVersion?: string) => Caller | Promise<Caller>
 
 const refusedToken = () => unauthenticated('the access token is invalid or expired')
 const refusedKey = () => unauthenticated('the API key is unknown or revoked')
@@ -31,18 +31,18 @@ const keyCaller = (caller: Caller | undefined): Caller => {
  * and check open connections again after a revocation.
  */
 export const createAuthenticator = ({ tokens, callers }: { tokens: AccessTokens, callers: Pick<CallerAuthenticator, 'apiKey' | 'accessToken'> }): Authenticate =>
-  (credentials) => {
+  (credentials, revocationVersion) => {
     switch (credentials.kind) {
       case 'none':
         throw unauthenticated()
       case 'unreadable':
         throw unauthenticated(credentials.reason)
       case 'bearer': {
-        const caller = callers.accessToken(tokens.verify(credentials.token))
+        const caller = callers.accessToken(tokens.verify(credentials.token), revocationVersion)
         return caller instanceof Promise ? caller.then(tokenCaller) : tokenCaller(caller)
       }
       case 'apiKey': {
-        const caller = callers.apiKey(credentials.key)
+        const caller = callers.apiKey(credentials.key, revocationVersion)
         return caller instanceof Promise ? caller.then(keyCaller) : keyCaller(caller)
       }
     }

@@ -22,7 +22,7 @@ export interface GraphQLOptions {
   useCases: UseCases
   /** Authenticates subscriptions and counts them; the HTTP requests are the access hook's. */
   access: Access
-  /** Announces revoked credentials; open WebSocket connections are checked anew when it changes. */
+  /** Read once a second by the check of open WebSocket connections (subscriptions/credential-watch.ts). */
   revocations: KeyRevocations
   messageBus: MessageBus
   /** The init deadline, the per-caller cap and the credential check interval of WebSocket connections. */

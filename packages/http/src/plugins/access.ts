@@ -23,8 +23,12 @@ export interface AccessOptions {
 
 /** What other adapters (GraphQL, subscriptions) need to apply the same rules. */
 export interface Access {
-  /** Verifies credentials given as header values (or a connection-init payload's fields). */
-  authenticate(credentials: { authorization?: string, apiKey?: string }): Promise<Caller>
+  /**
+   * Verifies credentials given as header values (or a connection-init
+   * payload's fields). `revocationVersion`: the revocation version as read
+   * just before, for checking many credentials at once on one read.
+   */
+  authenticate(credentials: { authorization?: string, apiKey?: string }, revocationVersion?: string): Promise<Caller>
   authorize: typeof authorize
   /**
    * Counts a request the hook did not see (a subscription started over
@@ -221,7 +225,7 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   })
 
   const access: Access = {
-    authenticate: async ({ authorization, apiKey }) => authenticateCredentials(readCredentials({ authorization, apiKey })),
+    authenticate: async ({ authorization, apiKey }, revocationVersion) => authenticateCredentials(readCredentials({ authorization, apiKey }), revocationVersion),
     authorize,
     async charge (request, caller, units = 1) {
       if (caller.kind === 'apiKey') useCases.usageMeter.record(caller.id)

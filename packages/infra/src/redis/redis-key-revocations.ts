@@ -32,7 +32,6 @@ export const redisKeyRevocations = (client: Redis, prefix: string, { retryMs = 1
   }
 
   return {
-    shared: true,
     async version () {
       if (retry !== undefined) throw new Error('a revocation is waiting to be announced')
       return (await client.get(key)) ?? 'none'

@@ -2,7 +2,6 @@ import { isDomainError, type Caller } from '@people-service/domain'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { RateLimitedError } from '../../auth/rate-limits.js'
-import { readCredentials } from '../../auth/credentials.js'
 import type { Access } from '../../plugins/access.js'
 import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, envelopeOf, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
 import { closeSocket, ScreenedSocket, sendTo, type RawSocket } from './screened-socket.js'
@@ -136,8 +135,6 @@ export class SocketSession {
   /** The caller as last authenticated; undefined before `connection_init`. */
   caller: Caller | undefined
   credentials: SocketCredentials | undefined
-  /** When the credentials must be checked even without a revocation: a token's expiry. */
-  recheckAt = Number.POSITIVE_INFINITY
 
   readonly #socket: RawSocket
   readonly #signals: ClientSignals
@@ -190,16 +187,13 @@ export class SocketSession {
     try {
       caller = await authenticate(credentials)
     } catch (error) {
-      if (!isUnauthenticated(error)) {
-        this.recheckAt = 0
-        throw error
-      }
+      if (!isUnauthenticated(error)) throw error
       this.close(CLOSE.forbidden)
       return undefined
     }
     // The same caller (the credential cache's entry): nothing changed, and
-    // nothing to do, which most checks without Redis find every second.
-    if (caller === before && this.recheckAt !== 0) return caller
+    // nothing to do, which most checks find every second.
+    if (caller === before) return caller
     if (before !== undefined && lostScopes(before, caller)) {
       this.close(CLOSE.forbidden)
       return undefined
@@ -211,8 +205,6 @@ export class SocketSession {
   #authenticated (credentials: SocketCredentials, caller: Caller): void {
     this.credentials = credentials
     this.caller = caller
-    const presented = readCredentials(credentials)
-    this.recheckAt = presented.kind === 'bearer' ? this.#deps.access.tokens.expiryOf(presented.token) ?? 0 : Number.POSITIVE_INFINITY
   }
 
   #arrived (data: unknown): void {

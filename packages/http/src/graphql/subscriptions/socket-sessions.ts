@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RouteOptions }
 import type { GraphQLFormattedError } from 'graphql'
 import type { Access } from '../../plugins/access.js'
 import { watchCredentials } from './credential-watch.js'
-import type { RawSocket } from './screened-socket.js'
+import { refuseSubprotocol, type RawSocket } from './screened-socket.js'
 import { signalsOf } from './socket-protocol.js'
 import { SocketSession } from './socket-session.js'
 import type { Check } from './subscribe-checks.js'
@@ -61,8 +61,7 @@ export const installSocketSessions = (scope: FastifyInstance, options: SocketSes
     if (handler === undefined) return
     route.wsHandler = (socket, request) => {
       const signals = signalsOf(socket.protocol)
-      // A subprotocol Mercurius does not speak: it closes the connection.
-      if (signals === undefined) return handler(socket, request)
+      if (signals === undefined) return refuseSubprotocol(socket)
       const session = new SocketSession(socket, request, signals, deps)
       byRequest.set(request, session)
       return handler(session.screened, request)
@@ -72,7 +71,7 @@ export const installSocketSessions = (scope: FastifyInstance, options: SocketSes
   const watch = watchCredentials({
     sessions,
     revocations: options.revocations,
-    authenticate: (credentials) => options.access.authenticate(credentials),
+    authenticate: (credentials, version) => options.access.authenticate(credentials, version),
     intervalMs: options.settings.credentialCheckMs,
     log: scope.log
   })
