@@ -114,6 +114,28 @@ t.test('a body is read only as far as its route needs: 405 before the body, 16 K
   t.equal(strings.statusCode, 201, 'brackets inside strings are not nesting')
 })
 
+t.test('a body of more than 4,096 values is refused before it is parsed, on every route that reads one', async (t) => {
+  const { app, as } = await build(t)
+  const editor = await as('editor')
+  const headers = { ...editor, 'content-type': 'application/json' }
+  /** `{ ...fields, extra: { k0: 0, … } }` with `keys` keys: as many values once the outer object and its commas are counted. */
+  const withKeys = (fields: Record<string, unknown>, keys: number) =>
+    JSON.stringify({ ...fields, extra: Object.fromEntries(Array.from({ length: keys }, (_, i) => [i.toString(36), 0])) })
+  /** The error message of a refusal, REST's or GraphQL's. */
+  const messageOf = (body: { message?: string, errors?: Array<{ message?: string }> }) => body.message ?? body.errors?.[0]?.message
+  // A megabyte of 125,000 short keys held the event loop 95 ms, and was charged one request.
+  for (const [url, fields] of [['/person', { name: 'Ada' }], ['/graphql', { query: '{ people(limit: 1) { id } }' }], ['/message', { personId: 'x', text: 'hi' }]] as const) {
+    // Refused by the scan that comes before parsing: parsed, the body would have met the route's schema.
+    const many = await app.inject({ method: 'POST', url, headers, payload: withKeys(fields, 120_000) })
+    t.same([many.statusCode, messageOf(many.json())], [400, 'the body holds more than 4,096 values'], `${url}: refused`)
+  }
+  const array = await app.inject({ method: 'POST', url: '/graphql', headers, payload: `{"query":"{ people(limit: 1) { id } }","variables":{"v":[${'0,'.repeat(340_000)}0]}}` })
+  t.equal(messageOf(array.json()), 'the body holds more than 4,096 values', 'an array of as many counts the same')
+  // 2 objects and 4,093 commas: 4,095 values, read; the schema then names the unknown field.
+  const within = await app.inject({ method: 'POST', url: '/person', headers, payload: withKeys({ name: 'Ada' }, 4092) })
+  t.same([within.statusCode, within.json().code], [400, 'VALIDATION_FAILED'], 'just within: parsed, and the schema answers')
+})
+
 t.test('an empty body sent as JSON is no body: fine where none is needed, refused where one is', async (t) => {
   const { api } = await build(t)
   const headers = { 'content-type': 'application/json' }

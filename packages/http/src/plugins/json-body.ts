@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import type { FastifyInstance } from 'fastify'
 import secureJson from 'secure-json-parse'
-import { JSON_MAX_DEPTH, nestsTooDeep } from '../json-depth.js'
+import { overJsonLimits } from '../json-depth.js'
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)/i
 const UTF8 = /^utf-?8$/i
@@ -14,7 +14,8 @@ const badBody = (message: string): Error => Object.assign(new Error(message), { 
  * `Content-Type: application/json` on DELETE or PUT without one, and routes
  * that take no body should not fail for it. Routes that need a body still
  * refuse the missing one through their schema. A body nested past
- * JSON_MAX_DEPTH is refused before it is parsed.
+ * JSON_MAX_DEPTH, or holding more than JSON_MAX_VALUES values, is refused
+ * before it is parsed.
  */
 export const installJsonBody = (app: FastifyInstance): void => {
   app.removeContentTypeParser(['application/json', 'text/plain'])
@@ -29,7 +30,8 @@ export const installJsonBody = (app: FastifyInstance): void => {
     if (!isUtf8(bytes)) return done(badBody('the body is not UTF-8 text'), undefined)
     const text = bytes.toString('utf8')
     if (text.trim() === '') return done(null, undefined)
-    if (nestsTooDeep(text)) return done(badBody(`the body nests deeper than ${JSON_MAX_DEPTH} levels`), undefined)
+    const over = overJsonLimits(text)
+    if (over !== undefined) return done(badBody(`the body ${over}`), undefined)
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }))
     } catch {

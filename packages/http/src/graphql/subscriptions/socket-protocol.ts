@@ -1,4 +1,4 @@
-import { nestsTooDeep, topLevelStrings } from '../../json-depth.js'
+import { overJsonLimits, topLevelStrings } from '../../json-depth.js'
 
 /*
  * What the two WebSocket subprotocols Mercurius serves say, as far as the
@@ -51,10 +51,10 @@ export interface ClientMessage { type: string, id?: unknown, payload?: unknown }
 
 /** The message, or undefined when it is not a JSON object with a string `type`. */
 export const readMessage = (text: string): ClientMessage | undefined => {
-  // A message nested past any the protocol has is not parsed: a megabyte of
-  // `[[[…` in a subscribe's variables took 62 ms, charged nothing once the
-  // caller's budget was spent.
-  if (nestsTooDeep(text)) return undefined
+  // A message nested past any the protocol has, or holding more values than
+  // any has, is not parsed: a megabyte of `[[[…` in a subscribe's variables
+  // took 62 ms, charged nothing once the caller's budget was spent.
+  if (overJsonLimits(text) !== undefined) return undefined
   let message: unknown
   try {
     message = JSON.parse(text)
