@@ -10,4 +10,4 @@ export { authorize, GRAPHQL_FIELD_OPERATIONS, POLICY, ROUTE_OPERATIONS, type Ope
 export { kidOf, TOKEN_DEFAULTS, type TokenSettings } from './auth/access-tokens.js'
 export { RATE_LIMIT_DEFAULTS, type RateLimitSettings } from './auth/rate-limits.js'
 export { CONNECTION_DEFAULTS, type ConnectionLimits } from './plugins/connections.js'
-export { REDACTED_LOG_PATHS } from './redaction.js'
+export { LOG_SERIALIZERS, REDACTED_LOG_PATHS } from './redaction.js'

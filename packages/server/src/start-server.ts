@@ -3,7 +3,7 @@ import {
   localKeyRevocations, scryptPasswordHasher, systemClock, uuidv7Generator,
   type KeyRevocations, type MessageEvents, type PasswordHasher
 } from '@people-service/domain'
-import { buildApp, inProcessMessageBus, messageBusOver, REDACTED_LOG_PATHS } from '@people-service/http'
+import { buildApp, inProcessMessageBus, LOG_SERIALIZERS, messageBusOver, REDACTED_LOG_PATHS } from '@people-service/http'
 import {
   connectRedis, createDatabase, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
   type Redis
@@ -115,6 +115,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+      serializers: LOG_SERIALIZERS,
       ...(options.logStream === undefined ? {} : { stream: options.logStream })
     }
   })

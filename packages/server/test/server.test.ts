@@ -1,4 +1,5 @@
 import t from 'tap'
+import { connect } from 'node:net'
 import { BetterSqlite3 } from '@people-service/infra'
 import { ADMIN_PASSWORD, call, JWT_SECRET, login, start, tempDatabaseUrl } from './helper.js'
 
@@ -59,6 +60,29 @@ t.test('usage counted in memory reaches the database at shutdown', async (t) => 
   t.teardown(() => raw.close())
   t.same(raw.prepare('select key_id, requests from api_key_usage').all(), [{ key_id: id, requests: 7 }])
   t.same(raw.prepare('select count(*) as n from api_key where secret_hash = ?').get(key), { n: 0 }, 'the key itself is not stored')
+})
+
+t.test('a request logs at most 512 characters of its URL and Host, whoever sends it', async (t) => {
+  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), LOG_LEVEL: 'info' })
+  const { hostname, port } = new URL(server.url)
+  // Anonymous and uncharged: 15 KB of URL had been 15 KB of log, twice per request.
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(`GET /people?q=${'a'.repeat(15_000)} HTTP/1.1\r\nHost: ${'h'.repeat(600)}\r\nConnection: close\r\n\r\n`))
+    let received = ''
+    socket.on('data', (chunk) => { received += String(chunk) })
+    socket.on('close', () => resolve(received))
+    socket.on('error', reject)
+  })
+  t.match(answer, /^HTTP\/1\.1 401 /)
+  await server.close()
+  const lines = server.logs.filter((line) => line.includes('"url"'))
+  t.ok(lines.length > 0, 'the request was logged')
+  for (const line of lines) {
+    t.ok(line.length < 2000, `a line of ${line.length} characters`)
+    const { req } = JSON.parse(line) as { req: { url: string, host: string } }
+    t.equal(req.url, `/people?q=${'a'.repeat(502)}… (15010 characters)`, 'the URL cut, its length said')
+    t.equal(req.host, `${'h'.repeat(512)}… (600 characters)`)
+  }
 })
 
 t.test('logs never hold a password, token, key or secret; credential headers are redacted', async (t) => {
