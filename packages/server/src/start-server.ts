@@ -21,6 +21,13 @@ const liveFeedOnly = (events: MessageEvents, onError: (error: unknown) => void):
   }
 })
 
+/**
+ * The longest credential cache within the contract's 5 s for a revocation
+ * on another instance that is never announced: the cache's TTL, and a
+ * second for an open WebSocket connection's next check.
+ */
+const MAX_TTL_WITHIN_CONTRACT_MS = 4_000
+
 export interface RunningServer {
   app: Awaited<ReturnType<typeof buildApp>>
   /** Stops taking connections, lets in-flight requests finish, stores pending usage, closes the database. */
@@ -133,6 +140,9 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   logger.warn = (message, error) => app.log.warn({ err: error }, message)
 
   if (config.jwtSecret === undefined) app.log.info('JWT_SECRET is unset: signing with the development secret kept in the database')
+  if (config.apiKeyCacheTtlMs > MAX_TTL_WITHIN_CONTRACT_MS) {
+    app.log.warn(`API_KEY_CACHE_TTL_MS is ${config.apiKeyCacheTtlMs}: a revocation another instance cannot announce (no Redis, or Redis out of its reach) reaches this one within that and a second, past the contract's 5 s; at most ${MAX_TTL_WITHIN_CONTRACT_MS} keeps it`)
+  }
   if (!redisReachable) app.log.warn('REDIS_URL does not answer yet: rate limits are off and API keys are read from the database until it does')
 
   const admin = await app.access.useCases.ensureAdmin({
