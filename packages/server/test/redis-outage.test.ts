@@ -59,7 +59,9 @@ const timed = async (base: string, method: string, path: string, headers: Record
   }
 }
 
-t.test('a hung Redis holds no request: requests and logins answer within a second, and Redis counts again once it answers', { skip: skipWithoutRedisServer }, async (t) => {
+const guess = async (base: string, username: string) => (await timed(base, 'POST', '/auth/login', {}, { username, password: 'a wrong guess at it' })).status
+
+t.test('a hung Redis holds no request: requests and logins answer within a second, logins stay limited, and Redis counts again once it answers', { skip: skipWithoutRedisServer }, async (t) => {
   const redis = await ownRedis(t)
   const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: redis.url, LOGIN_RATE_LIMIT_MAX: '2' })
   const admin = await login(server.url)
@@ -81,6 +83,8 @@ t.test('a hung Redis holds no request: requests and logins answer within a secon
   }
   t.same(Object.values(answers).map(({ status }) => status), [200, 200, 200, 201, 200], 'a token, a key, GraphQL, a message sent and a login are all served')
   for (const [what, { ms }] of Object.entries(answers)) t.ok(ms < 1000, `${what}: within a second (${ms} ms)`)
+  t.same([await guess(server.url, 'admin'), await guess(server.url, 'admin'), await guess(server.url, 'admin')], [401, 401, 429],
+    'failed logins are still limited, on this instance')
   t.ok(server.logs.some((line) => line.includes('rate-limit store unavailable')), 'the rate-limit store is reported unavailable')
   t.ok(server.logs.some((line) => line.includes('key revocations unreadable')), 'and so is the revocation version')
 
@@ -92,5 +96,25 @@ t.test('a hung Redis holds no request: requests and logins answer within a secon
   }
   t.same([back?.status, back?.limit], [200, '1000'], 'requests are counted in Redis again once it answers')
   t.equal((await timed(server.url, 'POST', '/auth/login', {}, { username: 'admin', password: ADMIN_PASSWORD })).status, 200,
-    'and logins work')
+    'and logins are counted there again: the failures counted on this instance meanwhile are not carried over')
+})
+
+t.test('Redis killed: failed logins are still limited per username and per address, on each instance; budgets fail open', { skip: skipWithoutRedisServer }, async (t) => {
+  const redis = await ownRedis(t)
+  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: redis.url, RATE_LIMIT_MAX: '2', LOGIN_RATE_LIMIT_MAX: '2' })
+  const admin = await login(server.url)
+  await redis.stop()
+
+  const guesses = [await guess(server.url, 'admin'), await guess(server.url, 'admin'), await guess(server.url, 'admin')]
+  t.same(guesses, [401, 401, 429], 'the third guess at one username is refused before its password is checked')
+  const refused = await call(server.url, 'POST', '/auth/login', {}, { username: 'admin', password: 'a wrong guess at it' })
+  t.ok(Number(refused.headers.get('retry-after')) > 0, 'with Retry-After')
+  // Per address: 5 × 2 = 10 failures; two already spent on admin.
+  const spread = []
+  for (let i = 0; i < 9; i++) spread.push(await guess(server.url, `someone-${i}`))
+  t.same(spread, [401, 401, 401, 401, 401, 401, 401, 401, 429], 'guessing across usernames from one address is refused past its budget')
+
+  const served = []
+  for (let i = 0; i < 4; i++) served.push((await timed(server.url, 'GET', '/people', admin)).status)
+  t.same(served, [200, 200, 200, 200], 'request budgets fail open (as documented): twice a budget of 2 is served')
 })
