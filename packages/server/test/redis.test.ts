@@ -139,12 +139,14 @@ t.test('without Redis, other instances honour a revocation within API_KEY_CACHE_
   t.equal((await call(two.url, 'GET', '/people', { 'x-api-key': key })).status, 401, 'after the TTL on the others')
 })
 
-t.test('Redis unreachable: requests are served without limits, a warning is logged, revocations still hold', async (t) => {
+t.test('Redis unreachable: requests are served without limits, failed logins are limited in process, a warning is logged, revocations still hold', async (t) => {
   // Port 1 on loopback: nothing listens, connections are refused at once.
   const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_MAX: '2', LOGIN_RATE_LIMIT_MAX: '1' })
   t.ok(server.logs.some((line) => line.includes('REDIS_URL does not answer')), 'the start says so')
   const admin = await login(server.url)
-  t.ok(await login(server.url), 'the login limit fails open too')
+  t.ok(await login(server.url), 'a success is not counted as a failure')
+  const guess = async () => (await call(server.url, 'POST', '/auth/login', {}, { username: 'admin', password: 'a wrong guess at it' })).status
+  t.same([await guess(), await guess()], [401, 429], 'failed logins are counted in process meanwhile: a budget of 1')
   for (let i = 0; i < 4; i++) {
     const response = await call(server.url, 'GET', '/people', admin)
     t.equal(response.status, 200, `request ${i + 1} over a budget of 2 is still served`)

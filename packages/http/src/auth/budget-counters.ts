@@ -28,13 +28,22 @@ export interface BudgetCounters {
   charge(first: string, firstMax: number, second: string | undefined, secondMax: number, units: number): Tally | Promise<Tally>
 }
 
+/** Counters that answer at once, with a tally reused by their next charge. */
+export interface ImmediateBudgetCounters extends BudgetCounters {
+  charge(first: string, firstMax: number, second: string | undefined, secondMax: number, units: number): Tally
+}
+
+/** A copy of a reused tally that later charges leave alone, for reading after an await. */
+export const detached = ({ refusedBy, first, second }: Tally): Tally =>
+  ({ refusedBy, first: { ...first }, second: second === undefined ? undefined : { ...second } })
+
 /**
  * Counters in this process. No allocation per charge: a budget's window is
  * made once and reset in place when it ends, and the tally is one object.
  * Ended windows are dropped once per window length, so memory follows the
  * budgets in use, not every caller ever seen.
  */
-export const memoryBudgetCounters = (windowMs: number, now: () => number = Date.now): BudgetCounters => {
+export const memoryBudgetCounters = (windowMs: number, now: () => number = Date.now): ImmediateBudgetCounters => {
   const windows = new Map<string, BudgetWindow>()
   // A budget that has not spent anything yet: read, never stored.
   const untouched: BudgetWindow = { used: 0, resetAt: 0 }

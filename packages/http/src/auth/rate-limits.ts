@@ -1,6 +1,6 @@
 import { type Caller, isDomainError } from '@people-service/domain'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { type BudgetCounters, type BudgetWindow, memoryBudgetCounters, type Tally } from './budget-counters.js'
+import { type BudgetCounters, type BudgetWindow, detached, type ImmediateBudgetCounters, memoryBudgetCounters, type Tally } from './budget-counters.js'
 import { clientOf } from './client-address.js'
 import { redisBudgetCounters, type RedisScripting } from './redis-budget-counters.js'
 
@@ -103,11 +103,14 @@ const countersOf = (settings: RateLimitSettings, name: string, windowMs: number)
  * caller refused an expensive operation can still afford a cheaper one, and
  * no budget goes below zero (nor do the `RateLimit-Remaining` it shows).
  *
- * When the store (Redis) cannot be reached, requests are let through
- * without a budget and a warning is logged at most every 10 s: limits
- * protect capacity, not data, and authentication and authorization still
- * apply in full, so an outage of the counter store should not become an
- * outage of the API.
+ * When the store (Redis) cannot be reached, or does not answer in time,
+ * requests are let through without a budget and a warning is logged at most
+ * every 10 s: budgets protect capacity, not data, and authentication and
+ * authorization still apply in full, so an outage of the counter store should
+ * not become an outage of the API. The login limits do protect data (they
+ * stop password guessing, and each check costs a thousand requests' CPU):
+ * meanwhile they count in this process, per instance, which with N instances
+ * allows N times as many attempts, rather than any number.
  */
 export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   const { max, windowMs, loginMax, loginWindowMs } = settings
@@ -116,13 +119,16 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   const addressMax = loginMax * LOGIN_ADDRESS_FACTOR
   const checks = countersOf(settings, 'login-check', loginWindowMs)
   const checksMax = loginMax * LOGIN_CHECKS_FACTOR
+  // Where the login counters go while the store cannot be reached.
+  const localLogins = memoryBudgetCounters(loginWindowMs)
+  const localChecks = memoryBudgetCounters(loginWindowMs)
 
   let lastWarning = 0
   const storeFailed = (request: FastifyRequest, error: unknown): void => {
     const now = Date.now()
     if (now - lastWarning < WARN_EVERY_MS) return
     lastWarning = now
-    request.log.warn({ err: error }, 'rate-limit store unavailable: requests are not being limited')
+    request.log.warn({ err: error }, 'rate-limit store unavailable: requests are not being limited, failed logins are counted on this instance only')
   }
 
   /** The store's tally, or undefined when it could not be reached. */
@@ -133,6 +139,19 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       storeFailed(request, error)
       return undefined
     }
+  }
+
+  /**
+   * Charges login counters: in process at once; through the store, or, when
+   * it cannot be reached, through `local`, this instance's own counters.
+   */
+  const chargeLogin = (
+    request: FastifyRequest, shared: BudgetCounters, local: ImmediateBudgetCounters,
+    first: string, firstMax: number, second: string | undefined, secondMax: number, units: number
+  ): Tally | Promise<Tally> => {
+    const pending = shared.charge(first, firstMax, second, secondMax, units)
+    if (!(pending instanceof Promise)) return pending
+    return tallyOf(request, pending).then((tally) => tally ?? detached(local.charge(first, firstMax, second, secondMax, units)))
   }
 
   /** Shows the budget closer to running out on the reply, or throws 429 for the one that refused. */
@@ -197,21 +216,19 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       const addressPlace = join(address)
       const userPlace = join(user)
       try {
-        const read = logins.charge(address, addressMax, user, loginMax, 0)
-        const counted = read instanceof Promise ? await tallyOf(request, read) : read
-        if (counted !== undefined) {
-          const now = Date.now()
-          const { first: fromAddress, second: forUser = fromAddress } = counted
-          if (addressMax - fromAddress.used <= addressPlace) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', now)
-          if (loginMax - forUser.used <= userPlace) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', now)
-        }
+        const read = chargeLogin(request, logins, localLogins, address, addressMax, user, loginMax, 0)
+        const counted = read instanceof Promise ? await read : read
+        const now = Date.now()
+        const { first: fromAddress, second: forUser = fromAddress } = counted
+        if (addressMax - fromAddress.used <= addressPlace) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', now)
+        if (loginMax - forUser.used <= userPlace) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', now)
         // Paid before it runs, so parallel checks never outrun the budget.
-        const paid = checks.charge(user, checksMax, undefined, 0, 1)
-        const check = paid instanceof Promise ? await tallyOf(request, paid) : paid
-        if (check?.refusedBy === 1) refuse(reply, checksMax, check.first, loginWindowMs, 1, 'too many logins for this username', Date.now())
+        const paid = chargeLogin(request, checks, localChecks, user, checksMax, undefined, 0, 1)
+        const check = paid instanceof Promise ? await paid : paid
+        if (check.refusedBy === 1) refuse(reply, checksMax, check.first, loginWindowMs, 1, 'too many logins for this username', Date.now())
         return await attempt()
       } catch (error) {
-        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await tallyOf(request, logins.charge(address, addressMax, user, loginMax, 1))
+        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await chargeLogin(request, logins, localLogins, address, addressMax, user, loginMax, 1)
         throw error
       } finally {
         leave(address)

@@ -2,6 +2,7 @@ import type { EventEmitter } from 'node:events'
 import { Redis } from 'ioredis'
 import type { MQEmitter, Message } from 'mqemitter'
 import mqemitterRedis from 'mqemitter-redis'
+import { REDIS_COMMAND_TIMEOUT_MS, reconnectDelay } from './open-redis.js'
 
 type Listener = (message: Message, done: () => void) => void
 
@@ -11,13 +12,26 @@ type Listener = (message: Message, done: () => void) => void
  * topic is prefixed with the deployment's key prefix: two deployments on one
  * Redis never see each other's messages. Listeners see the unprefixed topic.
  *
- * While Redis is away a publish fails at once (no offline queue), so a
- * request that sends a message never waits on it; subscriptions are queued
- * and resume when Redis returns.
+ * While Redis is away a publish fails at once (no offline queue), and while
+ * it hangs, after REDIS_COMMAND_TIMEOUT_MS, so a request that sends a message
+ * never waits on it; subscriptions are queued and resume when Redis returns.
  */
 export const redisMessageEmitter = (url: string, prefix: string, onError: (error: Error) => void = () => {}): MQEmitter => {
-  const pubConn = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (attempt) => Math.min(attempt * 100, 2000) })
-  const subConn = new Redis(url, { retryStrategy: (attempt) => Math.min(attempt * 100, 2000) })
+  const pubConn = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    socketTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    retryStrategy: reconnectDelay
+  })
+  // No commandTimeout here: it would also fail the SUBSCRIBE waiting in the
+  // offline queue while Redis is away, which is meant to wait, and
+  // mqemitter-redis ignores that error and counts the topic as subscribed.
+  // A connection that stops answering a (UN)SUBSCRIBE is dropped instead;
+  // ioredis resends it and resubscribes once Redis answers again. A quiet
+  // subscribed connection is never dropped: the timer runs only while a
+  // command waits for its answer.
+  const subConn = new Redis(url, { socketTimeout: REDIS_COMMAND_TIMEOUT_MS, retryStrategy: reconnectDelay })
   const inner = mqemitterRedis({ pubConn, subConn })
   // Connection trouble is reported on `state` (untyped in the package's
   // declarations); unheard, an 'error' event would throw.

@@ -33,6 +33,26 @@ const inCi = (): boolean => !['', '0', 'false'].includes((process.env.CI ?? '').
 export const skipWithoutRedis: string | false =
   process.env.TEST_REDIS_URL || inCi() || findRedisServer() !== undefined ? false : NO_REDIS
 
+/**
+ * tap's `skip` option for a test that needs a Redis server of its own
+ * (ownRedisServer): a redis-server on this machine, whatever TEST_REDIS_URL
+ * says; in CI, never skipped.
+ */
+export const skipWithoutRedisServer: string | false = inCi() || findRedisServer() !== undefined
+  ? false
+  : 'SKIPPED: this test pauses or stops a Redis server of its own and needs a redis-server on PATH or in the usual places (apt-get install redis-server, brew install redis).'
+
+/**
+ * A Redis server of the calling test alone, never the one testRedisUrl
+ * shares, for a test that pauses or stops it; the test stops it (it also
+ * ends with the test's process).
+ */
+export const ownRedisServer = async (): Promise<PrivateServer> => {
+  const redisServer = findRedisServer()
+  if (redisServer === undefined) throw new Error(NO_REDIS.replace('SKIPPED', 'cannot run'))
+  return await startPrivateRedis(redisServer)
+}
+
 let privatePostgres: Promise<PrivateServer> | undefined
 let privateRedis: Promise<PrivateServer> | undefined
 
