@@ -38,7 +38,8 @@ export const REMEMBERED: Readonly<Record<'valid' | 'refused', Remembering>> = {
  * (distinct documents of one shape sent to the app, each run once, then
  * the heap after a full collection). A valid one holds its syntax tree and
  * prepared operations: about 100 bytes a character for a client's usual
- * query, 190 for the densest found (650 `id`s in one selection), 60 for
+ * query, 190 for the densest found (650 `id`s in one selection, which the
+ * repeats limit now refuses; 80 for the densest it admits), 60 for
  * one of 215 fragments, 5 to 16 KB for a short one; counted here above
  * each. A refused one holds its text, one byte a character or two when one
  * is past Latin-1 (counted at two); its errors, some 1.4 KB each beside the
