@@ -1,7 +1,7 @@
 import t from 'tap'
 import {
   accountCaller, createAccessUseCases, DEFAULT_SCRYPT, localKeyRevocations, scryptPasswordHasher,
-  type ApiKeyUsageRepository, type Caller, type Clock, type KeyRevocations
+  type ApiKeyUsageRepository, type Caller, type Clock, type KeyRevocations, type UsageCount
 } from '@people-service/domain'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 
@@ -192,6 +192,31 @@ t.test('usage is counted in memory, flushed in batches and reported with what is
   t.same(await access.getApiKeyUsage(viewer, key.id), {
     id: key.id, total: 4, byDay: [{ day: '2026-11-21', requests: 3 }, { day: '2026-11-22', requests: 1 }]
   }, 'stored and pending counts together, split at midnight UTC')
+})
+
+t.test('a usage read while a flush is storing counts sees them once, never neither', async (t) => {
+  const stored: UsageCount[] = []
+  let release: () => void = () => {}
+  const apiKeyUsage: ApiKeyUsageRepository = {
+    async add (counts) {
+      // The write the database has not answered yet.
+      await new Promise<void>((resolve) => { release = resolve })
+      stored.push(...counts)
+    },
+    async byDay (keyId) { return stored.filter((count) => count.keyId === keyId).map(({ day, requests }) => ({ day, requests })) }
+  }
+  const { access, callerWithRole } = setup({ apiKeyUsage })
+  const viewer = await callerWithRole('viewer')
+  const key = await access.createApiKey(viewer, { name: 'v' })
+  for (let i = 0; i < 5; i++) access.usageMeter.record(key.id)
+  const flushed = access.usageMeter.flush()
+  const during = access.getApiKeyUsage(viewer, key.id)
+  await new Promise((resolve) => setImmediate(resolve))
+  access.usageMeter.record(key.id)
+  release()
+  await flushed
+  t.equal((await during).total, 6, 'the five being stored, and the one counted since')
+  t.equal((await access.getApiKeyUsage(viewer, key.id)).total, 6)
 })
 
 t.test('counts survive a failed flush and go out with the next one', async (t) => {

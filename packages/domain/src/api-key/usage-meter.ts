@@ -7,8 +7,13 @@ import type { ApiKeyUsageRepository, DailyUsage, UsageCount } from './api-key-us
  */
 export interface UsageMeter {
   record(keyId: string): void
-  /** This instance's counts for a key that are not stored yet, oldest day first. */
-  pending(keyId: string): DailyUsage[]
+  /**
+   * A key's counts: those `stored` reads, read while no flush runs, and this
+   * instance's not stored yet. A flush takes counts out of memory before it
+   * has stored them: read meanwhile, they were in neither, and a key's
+   * total went down between two reads.
+   */
+  usage(keyId: string, stored: () => Promise<DailyUsage[]>): Promise<DailyUsage[]>
   /** Stores what was counted; on failure the counts are kept for the next flush. */
   flush(): Promise<void>
 }
@@ -61,8 +66,11 @@ export const createUsageMeter = ({ apiKeyUsage, clock }: { apiKeyUsage: ApiKeyUs
       }
       days.set(day, (days.get(day) ?? 0) + 1)
     },
-    pending (keyId) {
-      return [...counts.get(keyId) ?? []].map(([day, requests]) => ({ day, requests })).sort((a, b) => (a.day < b.day ? -1 : 1))
+    usage (keyId, stored) {
+      // In turn with the flushes: after the one running, before the next.
+      const read = flushing.catch(() => {}).then(async () => [...await stored(), ...[...counts.get(keyId) ?? []].map(([day, requests]) => ({ day, requests }))])
+      flushing = read.then(() => {}, () => {})
+      return read
     },
     flush () {
       // One flush at a time: a timer and shutdown may ask at once.

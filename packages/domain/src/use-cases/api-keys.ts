@@ -84,11 +84,11 @@ export const revokeApiKey = (ports: Pick<Ports, 'apiKeys' | 'revocations' | 'clo
   }
 
 /** Stored counts plus those this instance has not written yet. */
-export const getApiKeyUsage = (ports: Pick<Ports, 'apiKeys' | 'apiKeyUsage'>, meter: Pick<UsageMeter, 'pending'>) =>
+export const getApiKeyUsage = (ports: Pick<Ports, 'apiKeys' | 'apiKeyUsage'>, meter: Pick<UsageMeter, 'usage'>) =>
   async (actor: Caller, id: string): Promise<ApiKeyUsageReport> => {
     const key = await findOwnKey(ports, actor, id)
     const days = new Map<string, number>()
-    for (const { day, requests } of [...await ports.apiKeyUsage.byDay(key.id), ...meter.pending(key.id)]) {
+    for (const { day, requests } of await meter.usage(key.id, () => ports.apiKeyUsage.byDay(key.id))) {
       days.set(day, (days.get(day) ?? 0) + requests)
     }
     const byDay = [...days].map(([day, requests]) => ({ day, requests })).sort((a, b) => (a.day < b.day ? -1 : 1))
