@@ -647,12 +647,17 @@ t.test('an exception inside Mercurius reaches the client as the request-id messa
   t.notMatch(JSON.stringify(errors), /ECONNREFUSED|10\.0\.0\.7/, 'the exception text stays in the log')
 })
 
+/** A masked binary frame of 1 MiB; a mask of zeros leaves the payload as it is. */
+const MEGABYTE_FRAME = Buffer.concat([Buffer.from([0x82, 0xff, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0]), Buffer.alloc(1 << 20, 0x61)])
+/** Masked pings of 125 bytes, 8,000 of them (1 MB). */
+const PING_FRAMES = Buffer.concat(Array.from({ length: 8000 }, () => Buffer.concat([Buffer.from([0x89, 0xfd, 0, 0, 0, 0]), Buffer.alloc(125, 0x61)])))
+
 /**
- * Upgrades a raw connection offering `protocol`, then sends megabyte frames
- * for up to 5 s, never reading, so never answering a close: how long the
- * server took it, and how many megabytes were written.
+ * Upgrades a raw connection offering `protocol`, then sends `frame` again
+ * and again for up to 5 s, never reading, so never answering a close: how
+ * long the server took it, and how many times the frame was written.
  */
-const floodIgnoringClose = async (url: string, protocol: string | undefined): Promise<{ closedAfterMs: number, megabytes: number }> => {
+const floodIgnoringClose = async (url: string, protocol: string | undefined, frame = MEGABYTE_FRAME): Promise<{ closedAfterMs: number, megabytes: number }> => {
   const { hostname, port } = new URL(url)
   const socket = netConnect(Number(port), hostname)
   socket.on('error', () => {})
@@ -660,8 +665,6 @@ const floodIgnoringClose = async (url: string, protocol: string | undefined): Pr
   socket.write(`GET /graphql HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n${protocol === undefined ? '' : `Sec-WebSocket-Protocol: ${protocol}\r\n`}\r\n`)
   await new Promise((resolve) => socket.once('data', resolve))
   const started = Date.now()
-  // A masked binary frame of 1 MiB; a mask of zeros leaves the payload as it is.
-  const frame = Buffer.concat([Buffer.from([0x82, 0xff, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0]), Buffer.alloc(1 << 20, 0x61)])
   let megabytes = 0
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
   const deadline = started + 5000
@@ -691,6 +694,9 @@ t.test('a subprotocol this server does not speak (none, or another) is closed 10
     // wait by a client that never answers the close: 3.6 GB in 8 s from four.
     const flooded = await floodIgnoringClose(url, protocol)
     t.ok(flooded.closedAfterMs < 2000, `${protocol ?? 'no subprotocol'}, a client sending megabytes and never answering: dropped after ${flooded.closedAfterMs} ms, ${flooded.megabytes} MB sent`)
+    // Pings are no message: they waited out the second's grace.
+    const pinging = await floodIgnoringClose(url, protocol, PING_FRAMES)
+    t.ok(pinging.closedAfterMs < 500, `${protocol ?? 'no subprotocol'}, a client sending pings instead: dropped after ${pinging.closedAfterMs} ms`)
   }
 })
 

@@ -1,7 +1,7 @@
 import { getOperationAST, GraphQLError, Kind, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql'
 import { LRUCache } from 'lru-cache'
 import { GraphQLRequestError, requestError } from './error-format.js'
-import { GRAPHQL_LIMITS, isJsonEncoded, jsonInPlaceOfDocument, repeatedFields, tooLong, tooManySelections } from './limits.js'
+import { fragmentsNotInUse, GRAPHQL_LIMITS, isJsonEncoded, jsonInPlaceOfDocument, repeatedFields, tooLong, tooManySelections } from './limits.js'
 import { PreparedOperation, type OperationSettings } from './prepared-operation.js'
 
 /*
@@ -188,7 +188,7 @@ export class DocumentCache {
       if (!(error instanceof GraphQLError)) throw error
       return rememberedRefusal([isJsonEncoded(source) ? jsonInPlaceOfDocument() : error])
     }
-    for (const limit of [tooManySelections, repeatedFields]) {
+    for (const limit of [tooManySelections, fragmentsNotInUse, repeatedFields]) {
       const oversized = limit(document)
       if (oversized.length > 0) return new RefusedDocument(source, document, oversized)
     }

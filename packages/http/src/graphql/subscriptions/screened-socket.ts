@@ -11,6 +11,7 @@ export interface RawSocket {
   /** Drops the connection at once: nothing more is read from it. */
   terminate(): void
   on(event: 'message', listener: (data: unknown, isBinary: boolean) => void): unknown
+  on(event: 'ping' | 'pong', listener: () => void): unknown
   on(event: 'close', listener: (code: number, reason: Buffer) => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
 }
@@ -59,10 +60,13 @@ export const closeSocket = (socket: RawSocket, code?: number, reason?: string): 
  * anonymous connections sending megabyte frames had the server read 3.6 GB
  * in 8 s, some 1.5 cores; and it logged the offered subprotocol, of any
  * length, twice. A client that sends anything but its answer to the close
- * is dropped at once.
+ * (a message, a ping or a pong) is dropped at once.
  */
 export const refuseSubprotocol = (socket: RawSocket): void => {
-  socket.on('message', () => socket.terminate())
+  const drop = (): void => socket.terminate()
+  socket.on('message', drop)
+  socket.on('ping', drop)
+  socket.on('pong', drop)
   closeSocket(socket, 1002, 'subprotocols spoken here: graphql-transport-ws, graphql-ws')
 }
 
