@@ -17,6 +17,8 @@ export const JSON_MAX_DEPTH = 32
  */
 export const JSON_MAX_VALUES = 4096
 
+const TOO_MANY_VALUES = `holds more than ${JSON_MAX_VALUES.toLocaleString('en')} values`
+
 const OPEN_OBJECT = 0x7b
 const OPEN_ARRAY = 0x5b
 const CLOSE_OBJECT = 0x7d
@@ -46,11 +48,11 @@ export const overJsonLimits = (text: string): string | undefined => {
       i = endOfString(text, i)
     } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
       if (++depth > JSON_MAX_DEPTH) return `nests deeper than ${JSON_MAX_DEPTH} levels`
-      if (++values > JSON_MAX_VALUES) return `holds more than ${JSON_MAX_VALUES.toLocaleString('en')} values`
+      if (++values > JSON_MAX_VALUES) return TOO_MANY_VALUES
     } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
       depth--
     } else if (code === COMMA && ++values > JSON_MAX_VALUES) {
-      return `holds more than ${JSON_MAX_VALUES.toLocaleString('en')} values`
+      return TOO_MANY_VALUES
     }
   }
   return undefined

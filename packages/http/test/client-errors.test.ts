@@ -1,6 +1,6 @@
 import { connect } from 'node:net'
 import t from 'tap'
-import { realServer } from './helper.js'
+import { rawExchange, realServer } from './helper.js'
 
 /*
  * Requests Node's HTTP parser refuses before the application sees them get
@@ -66,17 +66,10 @@ t.test('a query string over the limit but under 16 KiB still gets the limit\'s o
 
 t.test('a caller\'s request refused before its body is read (a query string too long, an Expect not met) answers as any other: no-store, its budget\'s headers, one request charged', async (t) => {
   const { url, admin } = await realServer(t)
-  const { hostname, port } = new URL(url)
   const remaining = async () => Number((await fetch(`${url}/users/me`, { headers: admin })).headers.get('ratelimit-remaining'))
   /** Over a socket: fetch refuses to send an Expect header. */
-  const refusal = (path: string, headers: string) => new Promise<string>((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${headers}\r\n`))
-    let received = ''
-    socket.setEncoding('latin1')
-    socket.on('data', (chunk: string) => { received += chunk })
-    socket.on('close', () => resolve(received))
-    socket.on('error', reject)
-  })
+  const refusal = async (path: string, headers: string) =>
+    (await rawExchange(url, `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${headers}\r\n`, 2000)).received
   for (const [name, path, header] of [
     ['a query string too long', `/people?name=${'a'.repeat(5000)}`, ''],
     ['an Expect not met', '/people', 'Expect: the-impossible\r\n']

@@ -182,10 +182,11 @@ export const loadConfig = (env: Env = process.env): Config => {
     loginRateLimitWindowMs,
     redisUrl,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'people-service:',
-    // With Redis a revocation reaches every instance at once; without it
-    // (instances sharing one database), requests within this, WebSocket
-    // connections within this and a tick of their check (1 s): inside the
-    // contract's 5 s with a second to spare (at 4 s the two made 5 s exactly).
+    // A revocation announced through Redis reaches every instance at once;
+    // one never announced (no Redis, or an instance cut off from it),
+    // requests within this, WebSocket connections within this and a tick of
+    // their check (1 s): inside the contract's 5 s with a second to spare
+    // (at 4 s the two made 5 s exactly; the start warns of that).
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 3_000, 0, 3_600_000),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000),
     metricsToken: secret(env, 'METRICS_TOKEN')

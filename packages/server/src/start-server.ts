@@ -3,7 +3,7 @@ import {
   localKeyRevocations, scryptPasswordHasher, systemClock, uuidv7Generator,
   type KeyRevocations, type MessageEvents, type PasswordHasher
 } from '@people-service/domain'
-import { buildApp, inProcessMessageBus, LOG_SERIALIZERS, messageBusOver, REDACTED_LOG_PATHS } from '@people-service/http'
+import { buildApp, inProcessMessageBus, LOG_SERIALIZERS, messageBusOver, REDACTED_LOG_PATHS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import {
   connectRedis, createDatabase, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
   type Redis
@@ -21,12 +21,16 @@ const liveFeedOnly = (events: MessageEvents, onError: (error: unknown) => void):
   }
 })
 
+/** How soon a revocation holds on every instance (docs/API.md, "Identity and authentication"). */
+const CONTRACT_REVOCATION_MS = 5_000
+
 /**
- * The longest credential cache within the contract's 5 s for a revocation
- * on another instance that is never announced: the cache's TTL, and a
- * second for an open WebSocket connection's next check.
+ * A credential cache this long or longer takes a revocation on another
+ * instance that is never announced past the contract: the cache's TTL, and
+ * the tick of an open WebSocket connection's next check, leave nothing for
+ * the check itself.
  */
-const MAX_TTL_WITHIN_CONTRACT_MS = 4_000
+const TTL_PAST_CONTRACT_MS = CONTRACT_REVOCATION_MS - SUBSCRIPTION_DEFAULTS.credentialCheckMs
 
 export interface RunningServer {
   app: Awaited<ReturnType<typeof buildApp>>
@@ -140,8 +144,8 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   logger.warn = (message, error) => app.log.warn({ err: error }, message)
 
   if (config.jwtSecret === undefined) app.log.info('JWT_SECRET is unset: signing with the development secret kept in the database')
-  if (config.apiKeyCacheTtlMs > MAX_TTL_WITHIN_CONTRACT_MS) {
-    app.log.warn(`API_KEY_CACHE_TTL_MS is ${config.apiKeyCacheTtlMs}: a revocation another instance cannot announce (no Redis, or Redis out of its reach) reaches this one within that and a second, past the contract's 5 s; at most ${MAX_TTL_WITHIN_CONTRACT_MS} keeps it`)
+  if (config.apiKeyCacheTtlMs >= TTL_PAST_CONTRACT_MS) {
+    app.log.warn(`API_KEY_CACHE_TTL_MS is ${config.apiKeyCacheTtlMs}: a revocation another instance cannot announce (no Redis, or Redis out of its reach) reaches this one within that and a second, past the contract's 5 s; less than ${TTL_PAST_CONTRACT_MS} keeps it`)
   }
   if (!redisReachable) app.log.warn('REDIS_URL does not answer yet: rate limits are off and API keys are read from the database until it does')
 

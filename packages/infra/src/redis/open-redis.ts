@@ -18,6 +18,15 @@ export const REDIS_COMMAND_TIMEOUT_MS = 300
 /** Reconnecting in the background, a little later each time, at most every 2 s. */
 export const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 2000)
 
+/** A connection whose commands fail rather than wait: no offline queue, no retries, REDIS_COMMAND_TIMEOUT_MS. */
+export const FAIL_FAST = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  socketTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  retryStrategy: reconnectDelay
+} as const
+
 /**
  * A Redis client that fails fast: while the connection is down a command
  * errors at once instead of waiting in a queue, and one Redis does not answer
@@ -26,15 +35,7 @@ export const reconnectDelay = (attempt: number): number => Math.min(attempt * 10
  * than stall requests. It keeps reconnecting in the background.
  */
 export const openRedis = (url: string, onError: (error: Error) => void = () => {}): Redis => {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 2000,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    socketTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    retryStrategy: reconnectDelay
-  })
+  const client = new Redis(url, { ...FAIL_FAST, lazyConnect: true, connectTimeout: 2000 })
   // Connection errors also surface on each command, where the callers handle
   // them; without a listener ioredis would print every reconnect attempt.
   client.on('error', onError)

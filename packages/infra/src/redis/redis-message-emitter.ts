@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events'
 import { Redis } from 'ioredis'
 import type { MQEmitter, Message } from 'mqemitter'
 import mqemitterRedis from 'mqemitter-redis'
-import { REDIS_COMMAND_TIMEOUT_MS, reconnectDelay } from './open-redis.js'
+import { FAIL_FAST, REDIS_COMMAND_TIMEOUT_MS, reconnectDelay } from './open-redis.js'
 
 type Listener = (message: Message, done: () => void) => void
 
@@ -17,13 +17,7 @@ type Listener = (message: Message, done: () => void) => void
  * never waits on it; subscriptions are queued and resume when Redis returns.
  */
 export const redisMessageEmitter = (url: string, prefix: string, onError: (error: Error) => void = () => {}): MQEmitter => {
-  const pubConn = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    socketTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    retryStrategy: reconnectDelay
-  })
+  const pubConn = new Redis(url, FAIL_FAST)
   // No commandTimeout here: it would also fail the SUBSCRIBE waiting in the
   // offline queue while Redis is away, which is meant to wait, and
   // mqemitter-redis ignores that error and counts the topic as subscribed.
