@@ -94,15 +94,52 @@ t.test('keys are listed for their owner (admins see all) and only owners or admi
   const [viewer, editor, admin] = [await callerWithRole('viewer'), await callerWithRole('editor'), await callerWithRole('admin')]
   const v = await access.createApiKey(viewer, { name: 'v' })
   const e = await access.createApiKey(editor, { name: 'e' })
-  t.same((await access.listApiKeys(viewer)).map((k) => k.id), [v.id])
-  t.same((await access.listApiKeys(admin)).map((k) => k.id), [v.id, e.id])
-  t.notOk('key' in (await access.listApiKeys(admin))[0]!, 'no secret in a listing')
+  t.same((await access.listApiKeys(viewer)).items.map((k) => k.id), [v.id])
+  t.same((await access.listApiKeys(admin)).items.map((k) => k.id), [v.id, e.id])
+  t.notOk('key' in (await access.listApiKeys(admin)).items[0]!, 'no secret in a listing')
   await t.rejects(access.revokeApiKey(viewer, e.id), { code: 'FORBIDDEN' })
   await t.rejects(access.getApiKeyUsage(viewer, e.id), { code: 'FORBIDDEN' })
   await t.rejects(access.revokeApiKey(viewer, 'not-an-id'), { code: 'API_KEY_NOT_FOUND' })
   await access.revokeApiKey(admin, e.id)
   await t.rejects(access.revokeApiKey(admin, e.id), { code: 'API_KEY_NOT_FOUND' }, 'revoking twice')
-  t.same((await access.listApiKeys(admin)).map((k) => k.id), [v.id])
+  t.same((await access.listApiKeys(admin)).items.map((k) => k.id), [v.id])
+})
+
+t.test('keys are listed a page at a time, oldest first: every active key once, whatever is revoked between pages', async (t) => {
+  const { access, callerWithRole, clock } = setup()
+  const [viewer, admin] = [await callerWithRole('viewer'), await callerWithRole('admin')]
+  const keys = []
+  for (let i = 0; i < 7; i++) {
+    keys.push(await access.createApiKey(i === 3 ? admin : viewer, { name: `k${i}` }))
+    // Two keys made in the same millisecond are ordered by id.
+    if (i % 2 === 0) clock.set(new Date(clock.now().getTime() + 1).toISOString())
+  }
+  const walk = async (caller: typeof viewer, limit: number, between?: (page: number) => Promise<void>) => {
+    const seen: string[] = []
+    let cursor: string | undefined
+    for (let page = 0; page < 20; page++) {
+      const { items, next } = await access.listApiKeys(caller, { limit, ...(cursor === undefined ? {} : { cursor }) })
+      t.ok(items.length <= limit)
+      seen.push(...items.map((k) => k.id))
+      if (next === undefined) return seen
+      cursor = next
+      await between?.(page)
+    }
+    throw new Error('the pages never ended')
+  }
+  const own = keys.filter((_, i) => i !== 3).map((k) => k.id)
+  t.same(await walk(viewer, 2), own, 'the viewer\'s six keys, two a page')
+  t.same(await walk(admin, 3), keys.map((k) => k.id), 'the admin sees all seven')
+  t.same(await walk(admin, 7), keys.map((k) => k.id), 'a page that holds them all has no next')
+  t.same((await access.listApiKeys(admin, { limit: 7 })).next, undefined)
+  // The key a cursor names is revoked before the next page: the walk goes on after it.
+  t.same(await walk(viewer, 2, async (page) => { if (page === 0) await access.revokeApiKey(viewer, own[1]!) }), own)
+  t.same((await access.listApiKeys(viewer)).items.map((k) => k.id), own.filter((id) => id !== own[1]))
+
+  for (const cursor of ['', 'nonsense', Buffer.from('["2026-11-21T10:00:00.000Z"]').toString('base64url'), Buffer.from('["+010000-01-01T00:00:00.000Z","0192f6c4-3b7a-7cc0-8f3e-2a6b1d9c4e5f"]').toString('base64url')]) {
+    await t.rejects(access.listApiKeys(viewer, { cursor }), { code: 'INVALID_CURSOR', field: 'cursor' }, JSON.stringify(cursor))
+  }
+  for (const limit of [-1, 1001, 1.5]) await t.rejects(access.listApiKeys(viewer, { limit }), { code: 'VALIDATION_FAILED', field: 'limit' }, `limit ${limit}`)
 })
 
 t.test('the key cache answers without the repository until a revocation or expiry', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ADA, apiKeyOf, build, loginAs, PASSWORD } from './helper.js'
+import { ADA, apiKeyOf, build, loginAs, nextLink, PASSWORD } from './helper.js'
 
 const TODAY = () => new Date().toISOString().slice(0, 10)
 
@@ -91,6 +91,46 @@ t.test('owners see and revoke their own keys; admins everyone\'s; others get 403
     t.equal(response.statusCode, 404, id)
     t.equal(response.json().code, 'API_KEY_NOT_FOUND')
   }
+})
+
+t.test('keys are listed up to 1,000 a page, oldest first; the Link header leads through the rest', async (t) => {
+  const { app, admin } = await build(t, { access: { limits: { max: 0 } } })
+  const viewer = await loginAs(app, 'viewer')
+  const created: string[] = []
+  for (let i = 0; i < 1001; i++) created.push((await apiKeyOf(app, viewer, { name: `k${i}` })).id)
+  const own = await app.inject({ method: 'GET', url: '/api-keys', headers: viewer })
+  t.equal(own.statusCode, 200)
+  t.same(own.json<Array<{ id: string }>>().map((k) => k.id), created.slice(0, 1000), 'the first thousand, by default')
+  const next = nextLink(own.headers.link)
+  t.match(next, /^\/api-keys\?cursor=/)
+  const rest = await app.inject({ method: 'GET', url: next!, headers: viewer })
+  t.same(rest.json<Array<{ id: string }>>().map((k) => k.id), [created[1000]], 'and the one after them')
+  t.equal(rest.headers.link, undefined, 'the last page has no next link')
+
+  // Pages of two; the key a cursor names revoked in between: each key still comes once.
+  const adminKey = (await apiKeyOf(app, admin)).id
+  const seen: string[] = []
+  let url: string | undefined = '/api-keys?limit=2'
+  while (url !== undefined) {
+    const page = await app.inject({ method: 'GET', url, headers: admin })
+    t.equal(page.statusCode, 200, url)
+    const ids = page.json<Array<{ id: string }>>().map((k) => k.id)
+    seen.push(...ids)
+    url = nextLink(page.headers.link)
+    if (seen.length === 2) {
+      t.match(url, /^\/api-keys\?limit=2&cursor=/, 'the limit is kept')
+      t.equal((await app.inject({ method: 'DELETE', url: `/api-keys/${ids[1]}`, headers: admin })).statusCode, 200)
+    }
+  }
+  t.same(seen, [...created, adminKey], 'an admin walks everyone\'s keys, each once')
+
+  const cursorOf = (key: unknown) => `/api-keys?cursor=${Buffer.from(JSON.stringify(key)).toString('base64url')}`
+  for (const bad of ['/api-keys?limit=0', '/api-keys?limit=1001', '/api-keys?cursor=nonsense', '/api-keys?owner=me', cursorOf(['k1']), cursorOf(['2026-11-21T10:00:00Z', adminKey]), cursorOf(['2026-11-21T10:00:00.000Z', 'not-an-id'])]) {
+    const response = await app.inject({ method: 'GET', url: bad, headers: viewer })
+    t.equal(response.statusCode, 400, bad)
+    t.match(response.json(), { statusCode: 400, error: 'Bad Request' })
+  }
+  t.equal((await app.inject({ method: 'GET', url: cursorOf(['2026-11-21T10:00:00.000Z', 'nonsense']), headers: viewer })).json().code, 'INVALID_CURSOR')
 })
 
 t.test('revocation takes effect on the very next request, although keys are cached', async (t) => {

@@ -124,6 +124,10 @@ export const clientOf = (app: FastifyInstance, credentials: Headers): Injector =
   }
 })
 
+/** The URL of a `Link: <…>; rel="next"` header, or undefined when there is none (the last page). */
+export const nextLink = (link: string | string[] | number | undefined): string | undefined =>
+  typeof link === 'string' ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
+
 export const ADA = {
   name: 'Ada Lovelace',
   age: 36,

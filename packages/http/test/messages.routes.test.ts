@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ADA, build } from './helper.js'
+import { ADA, build, nextLink } from './helper.js'
 
 t.test('POST /message sends: 201, Location, the message; GET /message/<id> reads it', async (t) => {
   const { api } = await build(t)
@@ -44,7 +44,7 @@ t.test('GET /person/<id>/messages is newest first and pages with Link', async (t
   }
   const first = await api.inject(`/person/${ada.id}/messages?limit=3`)
   t.same(first.json().map((m: { text: string }) => m.text), ['m4', 'm3', 'm2'])
-  const next = /^<([^>]+)>; rel="next"$/.exec(String(first.headers.link))?.[1]
+  const next = nextLink(first.headers.link)
   t.ok(next)
   const second = await api.inject(next!)
   t.same(second.json().map((m: { text: string }) => m.text), ['m1', 'm0'])

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ADA, build, type Injector } from './helper.js'
+import { ADA, build, nextLink, type Injector } from './helper.js'
 
 type App = Injector
 
@@ -8,9 +8,6 @@ const create = async (api: App, body: object) => {
   if (res.statusCode !== 201) throw new Error(`create failed: ${res.statusCode} ${res.body}`)
   return res.json() as { id: string, name: string }
 }
-
-const nextLink = (link: string | string[] | number | undefined): string | undefined =>
-  typeof link === 'string' ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
 
 t.test('GET /people on an empty service is an empty list', async (t) => {
   const { api } = await build(t)

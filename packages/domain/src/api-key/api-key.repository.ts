@@ -1,3 +1,4 @@
+import type { InstantPosition } from '../shared/page.js'
 import type { ApiKey } from './api-key.js'
 
 /** Port: where API keys are kept, revoked ones included (messages name them as senders). */
@@ -5,8 +6,8 @@ export interface ApiKeyRepository {
   insert(key: ApiKey): Promise<void>
   findById(id: string): Promise<ApiKey | undefined>
   findByLookupId(lookupId: string): Promise<ApiKey | undefined>
-  /** Keys not revoked, oldest first, at most `limit`; of one owner, or of everyone. */
-  listActive(query: { ownerId?: string, limit: number }): Promise<ApiKey[]>
+  /** Keys not revoked, oldest first (by creation, then id), at most `limit`, after `after` when given; of one owner, or of everyone. */
+  listActive(query: { ownerId?: string, limit: number, after?: InstantPosition }): Promise<ApiKey[]>
   /** Marks an active key revoked; false when there is no such active key. */
   revoke(id: string, at: Date): Promise<boolean>
 }

@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.js'
+import { isId } from './ids.js'
 
 /** One page of a keyset-paginated list; `next` is absent on the last page. */
 export interface Page<T> {
@@ -14,6 +15,9 @@ export interface Page<T> {
 export const encodeCursor = (key: readonly string[]): string =>
   Buffer.from(JSON.stringify(key)).toString('base64url')
 
+/** The refusal of a cursor this service did not issue (or of another list's). */
+export const cursorNotIssued = (): DomainError => new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
+
 export const decodeCursor = (cursor: string, parts: number): string[] => {
   let key: unknown
   try {
@@ -21,10 +25,29 @@ export const decodeCursor = (cursor: string, parts: number): string[] => {
   } catch {
     key = undefined
   }
-  if (!Array.isArray(key) || key.length !== parts || !key.every((k) => typeof k === 'string')) {
-    throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
-  }
+  if (!Array.isArray(key) || key.length !== parts || !key.every((k) => typeof k === 'string')) throw cursorNotIssued()
   return key
+}
+
+// The form toISOString gives for the years every store can hold: the
+// extended years Date also parses (+010000-…) made PostgreSQL fail (500)
+// and SQLite compare them as text.
+const ISSUED_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+/** A position in a list ordered by an instant, then by id (an inbox, the API keys). */
+export interface InstantPosition {
+  at: Date
+  id: string
+}
+
+export const instantKey = (at: Date, id: string): string[] => [at.toISOString(), id]
+
+/** The position an `instantKey` cursor names; anything but such a cursor is INVALID_CURSOR. */
+export const decodeInstantCursor = (cursor: string): InstantPosition => {
+  const [instant = '', id = ''] = decodeCursor(cursor, 2)
+  const at = new Date(instant)
+  if (!ISSUED_INSTANT.test(instant) || Number.isNaN(at.getTime()) || at.toISOString() !== instant || at.getUTCFullYear() < 1 || !isId(id)) throw cursorNotIssued()
+  return { at, id }
 }
 
 /** Turns `limit + 1` fetched rows into a page, with a cursor when more exist. */

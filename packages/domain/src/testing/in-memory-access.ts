@@ -95,10 +95,13 @@ export const inMemoryApiKeyRepository = (): ApiKeyRepository & { removeOwnedBy(o
       const key = [...keys.values()].find((k) => k.lookupId === lookupId)
       return key && clone(key)
     },
-    async listActive ({ ownerId, limit }) {
+    async listActive ({ ownerId, limit, after }) {
+      const order = (a: Pick<ApiKey, 'createdAt' | 'id'>, b: Pick<ApiKey, 'createdAt' | 'id'>): number =>
+        a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
       return [...keys.values()]
         .filter((k) => k.revokedAt === null && (ownerId === undefined || k.ownerId === ownerId))
-        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1))
+        .filter((k) => after === undefined || order(k, { createdAt: after.at, id: after.id }) > 0)
+        .sort(order)
         .slice(0, limit)
         .map(clone)
     },

@@ -326,6 +326,27 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'active keys list after a position: creation time, then id, whether or not that key is still active',
+    async run ({ accounts, apiKeys }) {
+      const owner = account()
+      await accounts.insert(owner)
+      const first = apiKey(owner.id)
+      // Three made in the same millisecond, ordered by id, not by insertion.
+      const same = at()
+      const [x, y, z] = [ids.next(), ids.next(), ids.next()].sort()
+      const keys = [first, apiKey(owner.id, { id: z!, createdAt: same }), apiKey(owner.id, { id: x!, createdAt: same }), apiKey(owner.id, { id: y!, createdAt: same }), apiKey(owner.id)]
+      for (const k of keys) await apiKeys.insert(k)
+      const order = [keys[0]!, keys[2]!, keys[3]!, keys[1]!, keys[4]!].map((k) => k.id)
+      const after = (k: ApiKey) => ({ at: k.createdAt, id: k.id })
+      assert.deepEqual((await apiKeys.listActive({ limit: 10, after: after(keys[0]!) })).map((k) => k.id), order.slice(1))
+      assert.deepEqual((await apiKeys.listActive({ limit: 10, after: after(keys[2]!) })).map((k) => k.id), order.slice(2), 'after x: y and z of the same millisecond')
+      assert.deepEqual((await apiKeys.listActive({ ownerId: owner.id, limit: 1, after: after(keys[3]!) })).map((k) => k.id), [keys[1]!.id])
+      await apiKeys.revoke(keys[3]!.id, at())
+      assert.deepEqual((await apiKeys.listActive({ limit: 10, after: after(keys[3]!) })).map((k) => k.id), order.slice(3), 'after a key revoked since')
+      assert.deepEqual((await apiKeys.listActive({ limit: 10, after: after(keys[4]!) })), [])
+    }
+  },
+  {
     name: 'usage adds up per key and day, oldest day first',
     async run ({ accounts, apiKeys, apiKeyUsage }) {
       const owner = account()

@@ -6,9 +6,8 @@ import { type Caller, hasScope } from '../caller/caller.js'
 import { apiKeyNotFound, forbidden } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
-
-/** The most keys one listing returns. */
-export const API_KEY_LIST_LIMIT = 1000
+import { decodeInstantCursor, instantKey, type Page, toPage } from '../shared/page.js'
+import { checkLimit, LIST_LIMITS } from './limits.js'
 
 export interface CreatedApiKey extends ApiKeyView {
   /** The key itself: shown once, stored only as a hash. */
@@ -19,6 +18,11 @@ export interface ApiKeyUsageReport {
   id: string
   total: number
   byDay: DailyUsage[]
+}
+
+export interface ListApiKeysInput {
+  limit?: number
+  cursor?: string
 }
 
 export interface CreateApiKeyOptions {
@@ -65,14 +69,17 @@ export const createApiKey = ({ apiKeys, clock, ids }: Pick<Ports, 'apiKeys' | 'c
     return { ...toApiKeyView(key), key: secret.key }
   }
 
-/** The caller's active keys; an admin sees everyone's. */
+/** The caller's active keys, oldest first, a page at a time; an admin sees everyone's. */
 export const listApiKeys = ({ apiKeys }: Pick<Ports, 'apiKeys'>) =>
-  async (actor: Caller): Promise<ApiKeyView[]> => {
+  async (actor: Caller, input: ListApiKeysInput = {}): Promise<Page<ApiKeyView>> => {
+    const limit = checkLimit(input.limit ?? LIST_LIMITS.apiKeys.default, LIST_LIMITS.apiKeys.max)
+    const after = input.cursor === undefined ? undefined : decodeInstantCursor(input.cursor)
     const keys = await apiKeys.listActive({
-      limit: API_KEY_LIST_LIMIT,
+      limit: limit + 1,
+      ...(after === undefined ? {} : { after }),
       ...(hasScope(actor, 'admin') ? {} : { ownerId: actor.accountId })
     })
-    return keys.map(toApiKeyView)
+    return toPage(keys.map(toApiKeyView), limit, (key) => instantKey(key.createdAt, key.id))
   }
 
 /** Revokes a key everywhere: stored first, then announced to every instance's cache. */

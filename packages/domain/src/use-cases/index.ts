@@ -46,7 +46,7 @@ export { changePassword, deleteAccount, describeCaller, listAccounts, updateAcco
 export type { ChangePasswordInput } from './change-password.js'
 export type { CallerDescription } from './describe-caller.js'
 export type { ListAccountsInput } from './list-accounts.js'
-export { API_KEY_LIST_LIMIT, type ApiKeyUsageReport, type CreateApiKeyOptions, type CreatedApiKey } from './api-keys.js'
+export type { ApiKeyUsageReport, CreateApiKeyOptions, CreatedApiKey, ListApiKeysInput } from './api-keys.js'
 export type { EnsureAdminResult } from './ensure-admin.js'
 
 /**

@@ -1,7 +1,6 @@
 import { type AccountView, isUsername, toAccountView } from '../account/account.js'
-import { DomainError } from '../errors.js'
 import type { Ports } from '../ports.js'
-import { decodeCursor, type Page, toPage } from '../shared/page.js'
+import { cursorNotIssued, decodeCursor, type Page, toPage } from '../shared/page.js'
 import { checkLimit, LIST_LIMITS } from './limits.js'
 
 export interface ListAccountsInput {
@@ -12,7 +11,7 @@ export interface ListAccountsInput {
 /** A username, as every cursor of this list holds; anything else is not one the service issued. */
 const decodeAccountsCursor = (cursor: string): string => {
   const [username] = decodeCursor(cursor, 1)
-  if (!isUsername(username)) throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
+  if (!isUsername(username)) throw cursorNotIssued()
   return username
 }
 

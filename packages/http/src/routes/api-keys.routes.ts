@@ -4,7 +4,9 @@ import { type Access, callerOf } from '../plugins/access.js'
 import { ApiKeyIdParams, ApiKeySchema, ApiKeyUsageSchema, CreatedApiKeySchema, NewApiKeySchema } from '../schemas/access.schemas.js'
 import { errorResponses } from '../schemas/error.schema.js'
 import { EXAMPLES } from '../schemas/examples.js'
+import { ApiKeysQuery } from '../schemas/list.schemas.js'
 import { documented } from '../schemas/response.schemas.js'
+import { linkNext } from './links.js'
 
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async (app, { access }) => {
   const { useCases } = access
@@ -35,13 +37,20 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = asyn
     schema: {
       operationId: 'listApiKeys',
       tags: ['auth'],
-      summary: 'The caller\'s active API keys (admins: everyone\'s), without secrets',
+      summary: 'The caller\'s active API keys (admins: everyone\'s), oldest first, without secrets',
+      description: 'Up to 1,000 keys a page (`limit`, 1–1000, default 1000). Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.',
+      querystring: ApiKeysQuery,
       response: {
-        200: documented(Type.Array(ApiKeySchema), { description: 'The keys, without their secrets', example: [EXAMPLES.apiKey] }),
-        ...errorResponses(401, 403, 429)
+        200: documented(Type.Array(ApiKeySchema), { description: 'A page of keys, without their secrets', example: [EXAMPLES.apiKey], headers: ['Link'] }),
+        ...errorResponses(400, 401, 403, 429)
       }
     }
-  }, async (request) => useCases.listApiKeys(callerOf(request)))
+  }, async (request, reply) => {
+    const { limit, cursor } = request.query
+    const page = await useCases.listApiKeys(callerOf(request), { limit, ...(cursor === undefined ? {} : { cursor }) })
+    linkNext(request, reply, page.next)
+    return page.items
+  })
 
   app.delete('/api-keys/:id', {
     config: { operation: 'apiKeys.revoke' },

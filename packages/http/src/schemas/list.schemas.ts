@@ -27,3 +27,8 @@ export const AccountsQuery = Type.Object({
   limit: limit(LIST_LIMITS.accounts),
   cursor: Type.Optional(Cursor)
 }, { additionalProperties: false })
+
+export const ApiKeysQuery = Type.Object({
+  limit: limit(LIST_LIMITS.apiKeys),
+  cursor: Type.Optional(Cursor)
+}, { additionalProperties: false })

@@ -41,9 +41,11 @@ export const kyselyApiKeyRepository = (db: Kysely<Database>): ApiKeyRepository =
     return row && toApiKey(row)
   },
 
-  async listActive ({ ownerId, limit }) {
+  async listActive ({ ownerId, limit, after }) {
     let query = db.selectFrom('api_key').selectAll().where('revoked_at', 'is', null)
     if (ownerId !== undefined) query = query.where('owner_id', '=', ownerId)
+    // One row-value comparison, which the active-key indexes seek to (as the inbox's).
+    if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.at.toISOString(), after.id)))
     const rows = await query.orderBy('created_at').orderBy('id').limit(limit).execute()
     return rows.map(toApiKey)
   },
