@@ -126,6 +126,24 @@ t.test('with REDIS_URL, failed logins count across instances and successful ones
     'two failures, one on each instance, spend the budget of both')
 })
 
+t.test('with REDIS_URL, a burst of parallel guesses over two instances gets no more password checks than the failures allowed', { skip: skipWithoutRedis }, async (t) => {
+  const { one, two } = await twoInstances(t, { LOGIN_RATE_LIMIT_MAX: '3' })
+  const vera = { username: 'vera', password: 'vera has a long password' }
+  t.equal((await call(one.url, 'POST', '/users', await login(one.url), { ...vera, role: 'viewer' })).status, 201)
+  const on = (i: number) => (i % 2 === 0 ? one.url : two.url)
+  const attempts = async (count: number, body: (i: number) => { username: string, password: string }) =>
+    (await Promise.all(Array.from({ length: count }, (_, i) => call(on(i), 'POST', '/auth/login', {}, body(i))))).map((response) => response.status).sort()
+
+  // Twenty at once, ten on each instance: a guess still being checked on one
+  // instance counts on the other, so three are checked and seventeen refused.
+  t.same(await attempts(20, (i) => ({ username: 'admin', password: `guess ${i}` })), [...Array<number>(3).fill(401), ...Array<number>(17).fill(429)])
+  t.equal((await call(two.url, 'POST', '/auth/login', {}, { username: 'admin', password: ADMIN_PASSWORD })).status, 429, 'the budget is spent on both')
+
+  // Successes, three at a time over both, are given back: the failures allowed are all still there.
+  for (let round = 0; round < 3; round++) t.same(await attempts(3, () => vera), [200, 200, 200], `round ${round}`)
+  t.same(await attempts(4, (i) => ({ ...vera, password: `wrong ${i}` })), [401, 401, 401, 429])
+})
+
 t.test('without Redis, other instances honour a revocation within API_KEY_CACHE_TTL_MS', async (t) => {
   const env = { DATABASE_URL: tempDatabaseUrl(t), API_KEY_CACHE_TTL_MS: '500' }
   const one = await start(t, env)

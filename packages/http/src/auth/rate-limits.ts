@@ -47,7 +47,8 @@ export interface RateLimits {
    * Runs a password check (`attempt`) under the login limits: 429 before it
    * runs when the client address, or the address with this username, has
    * used up its failed attempts, or the username its password checks. Only
-   * a failure (INVALID_CREDENTIALS) counts against the failed attempts, so
+   * a failure (INVALID_CREDENTIALS) counts against the failed attempts (a
+   * check still running counts as one until it ends, on every instance), so
    * many people logging in from one office address never lock each other
    * out; every check counts against its username's checks, so one account
    * cannot spend the service's CPU on logins.
@@ -142,16 +143,29 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   }
 
   /**
-   * Charges login counters: in process at once; through the store, or, when
-   * it cannot be reached, through `local`, this instance's own counters.
+   * Charges login counters through the store, or, when it cannot be reached,
+   * through `local`, this instance's own counters; answers the tally and the
+   * counters that took the charge, which any refund goes back to.
    */
-  const chargeLogin = (
+  const chargeLogin = async (
     request: FastifyRequest, shared: BudgetCounters, local: ImmediateBudgetCounters,
     first: string, firstMax: number, second: string | undefined, secondMax: number, units: number
-  ): Tally | Promise<Tally> => {
+  ): Promise<{ tally: Tally, counters: BudgetCounters }> => {
     const pending = shared.charge(first, firstMax, second, secondMax, units)
-    if (!(pending instanceof Promise)) return pending
-    return tallyOf(request, pending).then((tally) => tally ?? detached(local.charge(first, firstMax, second, secondMax, units)))
+    // An in-process tally is reused by the next charge: copied before any await.
+    if (!(pending instanceof Promise)) return { tally: detached(pending), counters: shared }
+    const tally = await tallyOf(request, pending)
+    if (tally !== undefined) return { tally, counters: shared }
+    return { tally: detached(local.charge(first, firstMax, second, secondMax, units)), counters: local }
+  }
+
+  /** A reserved failure back to the counters that took it; if the store fails now, it stays counted. */
+  const giveBack = async (request: FastifyRequest, counters: BudgetCounters, address: string, user: string): Promise<void> => {
+    try {
+      await counters.refund(address, user, 1)
+    } catch (error) {
+      storeFailed(request, error)
+    }
   }
 
   /** Shows the budget closer to running out on the reply, or throws 429 for the one that refused. */
@@ -168,19 +182,6 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
     }
     if (max - second.used < firstMax - first.used) show(reply, max, second, now)
     else show(reply, firstMax, first, now)
-  }
-
-  // Login attempts running on this instance, per address and per username.
-  const running = new Map<string, number>()
-  const join = (line: string): number => {
-    const ahead = running.get(line) ?? 0
-    running.set(line, ahead + 1)
-    return ahead
-  }
-  const leave = (line: string): void => {
-    const left = (running.get(line) ?? 1) - 1
-    if (left === 0) running.delete(line)
-    else running.set(line, left)
   }
 
   return {
@@ -209,30 +210,25 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       // colleagues' typos.
       const address = `address:${clientOf(request.ip)}`
       const user = `username:${username}`
-      // Attempts still running have not been counted yet: without this, a
-      // burst of parallel guesses would all read the same count and all be
-      // let through. Each takes its place in line synchronously, before any
-      // await, and is let through only while the budget covers those ahead.
-      const addressPlace = join(address)
-      const userPlace = join(user)
+      // A failure is charged before the password is checked, and given back
+      // unless the check fails: attempts still running, on this instance or
+      // another, count, so a burst of parallel guesses cannot all read the
+      // same count and all be let through.
+      const failure = await chargeLogin(request, logins, localLogins, address, addressMax, user, loginMax, 1)
+      const { refusedBy, first: fromAddress, second: forUser = fromAddress } = failure.tally
+      if (refusedBy === 1) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', Date.now())
+      if (refusedBy === 2) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', Date.now())
+      let failed = false
       try {
-        const read = chargeLogin(request, logins, localLogins, address, addressMax, user, loginMax, 0)
-        const counted = read instanceof Promise ? await read : read
-        const now = Date.now()
-        const { first: fromAddress, second: forUser = fromAddress } = counted
-        if (addressMax - fromAddress.used <= addressPlace) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', now)
-        if (loginMax - forUser.used <= userPlace) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', now)
         // Paid before it runs, so parallel checks never outrun the budget.
-        const paid = chargeLogin(request, checks, localChecks, user, checksMax, undefined, 0, 1)
-        const check = paid instanceof Promise ? await paid : paid
+        const { tally: check } = await chargeLogin(request, checks, localChecks, user, checksMax, undefined, 0, 1)
         if (check.refusedBy === 1) refuse(reply, checksMax, check.first, loginWindowMs, 1, 'too many logins for this username', Date.now())
         return await attempt()
       } catch (error) {
-        if (isDomainError(error) && error.code === 'INVALID_CREDENTIALS') await chargeLogin(request, logins, localLogins, address, addressMax, user, loginMax, 1)
+        failed = isDomainError(error) && error.code === 'INVALID_CREDENTIALS'
         throw error
       } finally {
-        leave(address)
-        leave(user)
+        if (!failed) await giveBack(request, failure.counters, address, user)
       }
     }
   }
