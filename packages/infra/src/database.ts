@@ -13,7 +13,7 @@ export interface PersonTable {
   /** The public id (UUIDv7): the only id the domain sees. */
   id: string
   name: string
-  /** `name` lower-cased by the service (toLowerCase): what `?name=` searches, through a trigram index. */
+  /** `name` folded by the service (foldName: lower case, ς as σ): what `?name=` searches, through a trigram index. */
   name_lower: string
   age: number | null
   email: string | null

@@ -11,6 +11,7 @@ import { personPageIndex } from './migrations/2026-11-28-person-page-index.js'
 import { personSummaryIndex } from './migrations/2026-11-29-person-summary-index.js'
 import { activeApiKeyIndexes } from './migrations/2026-11-30-active-api-key-indexes.js'
 import { accountDeleting } from './migrations/2026-12-01-account-deleting.js'
+import { nameFinalSigma } from './migrations/2026-12-02-name-final-sigma.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -24,7 +25,8 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '2026-11-28-person-page-index': personPageIndex(dialect),
   '2026-11-29-person-summary-index': personSummaryIndex(dialect),
   '2026-11-30-active-api-key-indexes': activeApiKeyIndexes,
-  '2026-12-01-account-deleting': accountDeleting
+  '2026-12-01-account-deleting': accountDeleting,
+  '2026-12-02-name-final-sigma': nameFinalSigma
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

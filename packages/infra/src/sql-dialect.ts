@@ -1,3 +1,4 @@
+import { foldName } from '@people-service/domain'
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely'
 import type { Dialect } from './database.js'
 
@@ -9,8 +10,8 @@ const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\
 
 /**
  * Case-insensitive substring match on the name, against the value
- * nameNeedle() binds: person.name_lower holds the name lower-cased by the
- * service, so the needle is lower-cased the same way and no database's own
+ * nameNeedle() binds: person.name_lower holds the name folded by the service
+ * (foldName), so the needle is folded the same way and no database's own
  * case tables are involved (see the migration 2026-11-23-person-name-lower).
  * PostgreSQL's pg_trgm index serves the LIKE; on SQLite, instr() keeps the
  * exact matches of what the FTS5 index found, or of a walk (name-search.ts).
@@ -20,8 +21,8 @@ export const nameMatches = (dialect: Dialect, needle: string): Expression<SqlBoo
 
 /** The value nameMatches() compares with, for a needle as the caller wrote it. */
 export const nameNeedle = (dialect: Dialect, needle: string): string => {
-  const lower = needle.toLowerCase()
-  return dialect === 'postgres' ? `%${escapeLike(lower)}%` : lower
+  const folded = foldName(needle)
+  return dialect === 'postgres' ? `%${escapeLike(folded)}%` : folded
 }
 
 /** Trigrams of a needle's FTS5 query: enough to narrow the candidates, few enough to read quickly. */
@@ -37,7 +38,7 @@ const QUERY_TRIGRAMS = 16
  * took 277 ms over names holding bar, arb and rba without the phrase.
  */
 export const trigramQuery = (needle: string): string => {
-  const characters = [...needle.toLowerCase()]
+  const characters = [...foldName(needle)]
   const trigrams = [...new Set(characters.slice(2).map((_, i) => characters.slice(i, i + 3).join('')))]
   const picked = trigrams.length <= QUERY_TRIGRAMS
     ? trigrams

@@ -26,6 +26,17 @@ t.test('postgres: people stored before name_lower existed are found once migrate
   t.equal((await people.findById('00000000-0000-7000-8000-000000000001'))?.version, 1, 'people stored before versions start at 1')
 })
 
+t.test('postgres: names stored before the final sigma was folded are found by their first letters once migrated', async (t) => {
+  await database.reset()
+  await migrateTo(database, '2026-12-01-account-deleting')
+  await sql`insert into person (id, name, name_lower, has_address, created_at, updated_at)
+    values ('00000000-0000-7000-8000-000000000001', 'ΟΔΥΣΣΕΥΣ', 'οδυσσευς', 0, now(), now())`.execute(database.db)
+  const { people } = createRepositories(database)
+  t.same(await people.list({ limit: 10, nameContains: 'ΟΔΥΣΣΕΥΣ' }), [], 'its whole name not found before: the needle\'s last σ against the stored ς')
+  await migrateToLatest(database)
+  for (const needle of ['ΟΔΥΣ', 'ΟΔΥΣΣΕΥΣ', 'ευς']) t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['ΟΔΥΣΣΕΥΣ'], needle)
+})
+
 t.test('postgres: accounts made before accounts could be disabled are enabled, at token version 0; the migration goes down and up', async (t) => {
   await database.reset()
   await migrateTo(database, '2026-11-24-person-id-name')

@@ -223,6 +223,19 @@ t.test('friends stored before the (pk, id, name) index are listed through it onc
   t.same(await createRepositories(handle).friendships.listFriends(ids[0]!, 10), expected, 'and up makes it again')
 })
 
+t.test('names stored before the final sigma was folded are found by their first letters once migrated; only those names change', async (t) => {
+  const handle = await sqliteFile(t)
+  await migrateTo(handle, '2026-12-01-account-deleting')
+  await sql`insert into person (pk, id, name, name_lower, created_at, updated_at) values
+    (1, '00000000-0000-7000-8000-000000000001', 'ΟΔΥΣΣΕΥΣ', 'οδυσσευς', 'x', 'x'),
+    (2, '00000000-0000-7000-8000-000000000002', 'Ada', 'ada', 'x', 'x')`.execute(handle.db)
+  const { people } = createRepositories(handle)
+  t.same(await people.list({ limit: 10, nameContains: 'ΟΔΥΣΣΕΥΣ' }), [], 'its whole name not found before: the needle\'s last σ against the stored ς')
+  await migrateToLatest(handle)
+  for (const needle of ['ΟΔΥΣ', 'ΟΔΥΣΣΕΥΣ', 'ευς']) t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['ΟΔΥΣΣΕΥΣ'], `${needle}, through the trigram index, kept in step`)
+  t.same((await sql<{ name_lower: string }>`select name_lower from person order by pk`.execute(handle.db)).rows.map((r) => r.name_lower), ['οδυσσευσ', 'ada'])
+})
+
 t.test('a shared setting is made once and read back by every later caller', async (t) => {
   const handle = await sqliteFile(t)
   const first = await sharedSetting(handle, 'jwt_secret', () => 'one')

@@ -66,6 +66,16 @@ const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
  */
 export const isEmailAddress = (value: string): boolean => EMAIL.test(value)
 
+/**
+ * The form in which a name search compares names and needles: lower case,
+ * with the final sigma as any other. toLowerCase writes a Σ that ends a word
+ * as ς, so a needle of the first letters of a word (`ΟΔΥΣ` → `οδυς`) missed
+ * the name holding it (`ΟΔΥΣΣΕΥΣ` → `οδυσσευς`); with ς read as σ the
+ * mapping is the same for a character wherever it stands, so a substring of
+ * the name is a substring of its folded form.
+ */
+export const foldName = (text: string): string => text.toLowerCase().replaceAll('ς', 'σ')
+
 const checkName = (name: unknown): string => {
   if (typeof name !== 'string') throw validationError('name', 'is required and must be a string')
   checkStorableText('name', name)

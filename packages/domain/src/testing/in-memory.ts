@@ -3,7 +3,7 @@ import type { FriendshipRepository } from '../friendship/friendship.repository.j
 import type { Message } from '../message/message.js'
 import type { MessageEvents } from '../message/message.events.js'
 import type { MessageRepository } from '../message/message.repository.js'
-import type { Person, PersonSummary } from '../person/person.js'
+import { foldName, type Person, type PersonSummary } from '../person/person.js'
 import type { PersonRepository } from '../person/person.repository.js'
 import { referenceProjections } from '../person/reference-projections.js'
 import { summariesJsonOf } from '../person/summaries-json.js'
@@ -47,10 +47,10 @@ const peopleRepository = (store: Store): PersonRepository => {
       })
     },
     async list ({ limit, afterId, nameContains }) {
-      const needle = nameContains?.toLowerCase()
+      const needle = nameContains === undefined ? undefined : foldName(nameContains)
       return [...store.people.values()]
         .filter((p) => (afterId === undefined || p.id > afterId) &&
-        (needle === undefined || p.name.toLowerCase().includes(needle)))
+        (needle === undefined || foldName(p.name).includes(needle)))
         .sort(byId)
         .slice(0, limit)
         .map(summary)

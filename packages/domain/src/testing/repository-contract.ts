@@ -151,6 +151,21 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'list finds a Greek word by its first letters in capitals: a sigma is a sigma wherever it stands',
+    async run ({ people }) {
+      const odysseus = person({ name: 'ΟΔΥΣΣΕΥΣ Λαέρτιος' })
+      const nobody = person({ name: 'Σίσυφος' })
+      for (const p of [odysseus, nobody]) await people.insert(p)
+      const found = async (needle: string) => (await people.list({ limit: 10, nameContains: needle })).map((p) => p.name)
+      // toLowerCase alone turns a Σ that ends the needle into ς, which the name holds as σ.
+      for (const needle of ['ΟΔΥΣ', 'ΔΥΣ', 'οδυς', 'οδυσ', 'ΟΔΥΣΣΕΥΣ', 'οδυσσευσ', 'ΛΑΈΡΤΙΟΣ', 'λαέρτιοσ']) {
+        assert.deepEqual(await found(needle), [odysseus.name], needle)
+      }
+      assert.deepEqual(await found('ΣΊΣ'), [nobody.name])
+      for (const needle of ['ς', 'σ', 'Σ']) assert.deepEqual(await found(needle), [odysseus.name, nobody.name], `${needle}: every name holding a sigma`)
+    }
+  },
+  {
     name: 'update replaces the fields of an existing person only',
     async run ({ people }) {
       const p = person()

@@ -1,4 +1,4 @@
-import type { Person } from '@people-service/domain'
+import { foldName, type Person } from '@people-service/domain'
 import type { NewPersonRow, PersonRow } from '../database.js'
 
 export const toDate = (value: string | Date): Date => (value instanceof Date ? value : new Date(value))
@@ -18,7 +18,7 @@ export const toPerson = (row: PersonRow): Person => ({
 export const toPersonRow = (person: Person): NewPersonRow => ({
   id: person.id,
   name: person.name,
-  name_lower: person.name.toLowerCase(),
+  name_lower: foldName(person.name),
   age: person.age,
   email: person.email,
   has_address: person.address ? 1 : 0,
