@@ -136,7 +136,9 @@ t.test('keys are listed a page at a time, oldest first: every active key once, w
   t.same(await walk(viewer, 2, async (page) => { if (page === 0) await access.revokeApiKey(viewer, own[1]!) }), own)
   t.same((await access.listApiKeys(viewer)).items.map((k) => k.id), own.filter((id) => id !== own[1]))
 
-  for (const cursor of ['', 'nonsense', Buffer.from('["2026-11-21T10:00:00.000Z"]').toString('base64url'), Buffer.from('["+010000-01-01T00:00:00.000Z","0192f6c4-3b7a-7cc0-8f3e-2a6b1d9c4e5f"]').toString('base64url')]) {
+  const cursorOf = (key: string[]) => Buffer.from(JSON.stringify(key)).toString('base64url')
+  const id = '0192f6c4-3b7a-7cc0-8f3e-2a6b1d9c4e5f'
+  for (const cursor of ['', 'nonsense', cursorOf(['api-keys', '2026-11-21T10:00:00.000Z']), cursorOf(['api-keys', '+010000-01-01T00:00:00.000Z', id]), cursorOf(['2026-11-21T10:00:00.000Z', id]), cursorOf([`inbox:${id}`, '2026-11-21T10:00:00.000Z', id])]) {
     await t.rejects(access.listApiKeys(viewer, { cursor }), { code: 'INVALID_CURSOR', field: 'cursor' }, JSON.stringify(cursor))
   }
   for (const limit of [-1, 1001, 1.5]) await t.rejects(access.listApiKeys(viewer, { limit }), { code: 'VALIDATION_FAILED', field: 'limit' }, `limit ${limit}`)

@@ -125,12 +125,12 @@ t.test('keys are listed up to 1,000 a page, oldest first; the Link header leads 
   t.same(seen, [...created, adminKey], 'an admin walks everyone\'s keys, each once')
 
   const cursorOf = (key: unknown) => `/api-keys?cursor=${Buffer.from(JSON.stringify(key)).toString('base64url')}`
-  for (const bad of ['/api-keys?limit=0', '/api-keys?limit=1001', '/api-keys?cursor=nonsense', '/api-keys?owner=me', cursorOf(['k1']), cursorOf(['2026-11-21T10:00:00Z', adminKey]), cursorOf(['2026-11-21T10:00:00.000Z', 'not-an-id'])]) {
+  for (const bad of ['/api-keys?limit=0', '/api-keys?limit=1001', '/api-keys?cursor=nonsense', '/api-keys?owner=me', cursorOf(['api-keys', 'k1']), cursorOf(['api-keys', '2026-11-21T10:00:00Z', adminKey]), cursorOf(['api-keys', '2026-11-21T10:00:00.000Z', 'not-an-id']), cursorOf(['2026-11-21T10:00:00.000Z', adminKey])]) {
     const response = await app.inject({ method: 'GET', url: bad, headers: viewer })
     t.equal(response.statusCode, 400, bad)
     t.match(response.json(), { statusCode: 400, error: 'Bad Request' })
   }
-  t.equal((await app.inject({ method: 'GET', url: cursorOf(['2026-11-21T10:00:00.000Z', 'nonsense']), headers: viewer })).json().code, 'INVALID_CURSOR')
+  t.equal((await app.inject({ method: 'GET', url: cursorOf(['api-keys', '2026-11-21T10:00:00.000Z', 'nonsense']), headers: viewer })).json().code, 'INVALID_CURSOR')
 })
 
 t.test('revocation takes effect on the very next request, although keys are cached', async (t) => {

@@ -53,10 +53,19 @@ t.test('GET /person/<id>/messages is newest first and pages with Link', async (t
   for (const q of ['limit=0', 'limit=101', 'cursor=nope']) t.equal((await api.inject(`/person/${ada.id}/messages?${q}`)).statusCode, 400, q)
   // Instants Date parses but no cursor of the service holds: PostgreSQL
   // had failed on the extended years (500), SQLite compared them as text.
-  const [, id] = JSON.parse(Buffer.from(new URL(next!, 'http://x').searchParams.get('cursor')!, 'base64url').toString()) as [string, string]
+  const issued = new URL(next!, 'http://x').searchParams.get('cursor')!
+  const [list, , id] = JSON.parse(Buffer.from(issued, 'base64url').toString()) as [string, string, string]
   for (const instant of ['+010000-01-01T00:00:00.000Z', '-005000-01-01T00:00:00.000Z', '0000-01-01T00:00:00.000Z', '2026-11-25', '2026-11-25T10:00:00Z', 'Wed, 25 Nov 2026 10:00:00 GMT']) {
-    const cursor = Buffer.from(JSON.stringify([instant, id])).toString('base64url')
+    const cursor = Buffer.from(JSON.stringify([list, instant, id])).toString('base64url')
     const refused = await api.inject(`/person/${ada.id}/messages?cursor=${cursor}`)
     t.same([refused.statusCode, refused.json().code], [400, 'INVALID_CURSOR'], instant)
+  }
+  // Another person's inbox, or another list, is no place for this cursor:
+  // read there, it had answered an empty last page.
+  const bob = (await api.inject({ method: 'POST', url: '/person', payload: { name: 'Bob' } })).json()
+  await api.inject({ method: 'POST', url: '/message', payload: { personId: bob.id, text: 'for Bob' } })
+  for (const url of [`/person/${bob.id}/messages?cursor=${issued}`, `/api-keys?cursor=${issued}`, `/users?cursor=${issued}`, `/people?cursor=${issued}`]) {
+    const refused = await api.inject(url)
+    t.same([refused.statusCode, refused.json().code], [400, 'INVALID_CURSOR'], url.replace(issued, '<Ada\'s cursor>'))
   }
 })

@@ -11,6 +11,10 @@ export interface Page<T> {
  * Cursors are opaque to clients: base64url of a JSON array of the sort key of
  * the last item served. Opaque so the sort key can change without breaking
  * the contract; decoded strictly so a tampered cursor is a client error.
+ * Every list but the people's (whose cursors GraphQL's connection shares)
+ * puts its name first (listKey), so that one list's cursor is never read as
+ * another's: a /people cursor holds an id that is also a valid username, and
+ * an inbox's cursor fits every other inbox.
  */
 export const encodeCursor = (key: readonly string[]): string =>
   Buffer.from(JSON.stringify(key)).toString('base64url')
@@ -29,6 +33,16 @@ export const decodeCursor = (cursor: string, parts: number): string[] => {
   return key
 }
 
+/** The sort key of an item of the list `list`, as its cursors hold it. */
+export const listKey = (list: string, ...key: string[]): string[] => [list, ...key]
+
+/** The sort key a cursor of the list `list` holds (`parts` of it); another list's cursor is INVALID_CURSOR. */
+export const decodeListCursor = (cursor: string, list: string, parts: number): string[] => {
+  const [name, ...key] = decodeCursor(cursor, parts + 1)
+  if (name !== list) throw cursorNotIssued()
+  return key
+}
+
 // The form toISOString gives for the years every store can hold: the
 // extended years Date also parses (+010000-…) made PostgreSQL fail (500)
 // and SQLite compare them as text.
@@ -40,11 +54,11 @@ export interface InstantPosition {
   id: string
 }
 
-export const instantKey = (at: Date, id: string): string[] => [at.toISOString(), id]
+export const instantKey = (list: string, at: Date, id: string): string[] => listKey(list, at.toISOString(), id)
 
-/** The position an `instantKey` cursor names; anything but such a cursor is INVALID_CURSOR. */
-export const decodeInstantCursor = (cursor: string): InstantPosition => {
-  const [instant = '', id = ''] = decodeCursor(cursor, 2)
+/** The position an `instantKey` cursor of the list `list` names; anything else is INVALID_CURSOR. */
+export const decodeInstantCursor = (cursor: string, list: string): InstantPosition => {
+  const [instant = '', id = ''] = decodeListCursor(cursor, list, 2)
   const at = new Date(instant)
   if (!ISSUED_INSTANT.test(instant) || Number.isNaN(at.getTime()) || at.toISOString() !== instant || at.getUTCFullYear() < 1 || !isId(id)) throw cursorNotIssued()
   return { at, id }

@@ -73,13 +73,13 @@ export const createApiKey = ({ apiKeys, clock, ids }: Pick<Ports, 'apiKeys' | 'c
 export const listApiKeys = ({ apiKeys }: Pick<Ports, 'apiKeys'>) =>
   async (actor: Caller, input: ListApiKeysInput = {}): Promise<Page<ApiKeyView>> => {
     const limit = checkLimit(input.limit ?? LIST_LIMITS.apiKeys.default, LIST_LIMITS.apiKeys.max)
-    const after = input.cursor === undefined ? undefined : decodeInstantCursor(input.cursor)
+    const after = input.cursor === undefined ? undefined : decodeInstantCursor(input.cursor, 'api-keys')
     const keys = await apiKeys.listActive({
       limit: limit + 1,
       ...(after === undefined ? {} : { after }),
       ...(hasScope(actor, 'admin') ? {} : { ownerId: actor.accountId })
     })
-    return toPage(keys.map(toApiKeyView), limit, (key) => instantKey(key.createdAt, key.id))
+    return toPage(keys.map(toApiKeyView), limit, (key) => instantKey('api-keys', key.createdAt, key.id))
   }
 
 /** Revokes a key everywhere: stored first, then announced to every instance's cache. */

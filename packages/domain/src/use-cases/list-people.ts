@@ -1,11 +1,10 @@
-import { DomainError } from '../errors.js'
 import type { PersonSummary } from '../person/person.js'
 import type { PeoplePageQuery } from '../person/person-projection.js'
 import type { ListPeopleQuery } from '../person/person.repository.js'
 import { summariesJsonOf } from '../person/summaries-json.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
-import { decodeCursor, encodeCursor, toPage, type Page } from '../shared/page.js'
+import { cursorNotIssued, decodeCursor, encodeCursor, toPage, type Page } from '../shared/page.js'
 import { isStorableText } from '../shared/text.js'
 import { checkLimit, LIST_LIMITS } from './limits.js'
 
@@ -19,7 +18,7 @@ export interface ListPeopleInput {
 
 const decodePeopleCursor = (cursor: string): string => {
   const [afterId = ''] = decodeCursor(cursor, 1)
-  if (!isId(afterId)) throw new DomainError('INVALID_CURSOR', 'cursor is not one this service issued', 'cursor')
+  if (!isId(afterId)) throw cursorNotIssued()
   return afterId
 }
 
