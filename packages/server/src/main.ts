@@ -11,7 +11,15 @@ const main = async (): Promise<void> => {
     process.stderr.write(`configuration error: ${error.message}\n`)
     process.exit(2)
   }
-  const server = await startServer(config)
+  let server
+  try {
+    server = await startServer(config)
+  } catch (error) {
+    // A database that cannot be reached, a port in use: the operator needs
+    // the cause in one line, not a stack trace.
+    process.stderr.write(`could not start: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exit(1)
+  }
   // SIGTERM/SIGINT: finish in-flight requests, close the database, exit 0.
   // A second signal or 10 s without finishing forces the exit.
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

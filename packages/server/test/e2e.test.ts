@@ -116,6 +116,24 @@ t.test('a bad configuration value stops the start with a message naming the vari
   }
 })
 
+t.test('a database that cannot be reached, or a port in use, stops the start with one line naming the cause', async (t) => {
+  const { spawnSync } = await import('node:child_process')
+  const { MAIN } = await import('./server-process.js')
+  const running = await startServerProcess(t)
+  const cases = [
+    [{ DATABASE_URL: 'postgres://people@127.0.0.1:1/people' }, /^could not start: .*ECONNREFUSED 127\.0\.0\.1:1\n$/],
+    // A directory where a file stands.
+    [{ DATABASE_URL: `sqlite:${join(MAIN, 'people.db')}` }, /^could not start: .*main\.js.*\n$/],
+    [{ PORT: new URL(running.url).port }, /^could not start: .*EADDRINUSE.*\n$/]
+  ] as const
+  for (const [env, message] of cases) {
+    const result = spawnSync(process.execPath, [MAIN], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'sqlite::memory:', ...env }, encoding: 'utf8', timeout: 20_000 })
+    t.equal(result.status, 1, `${JSON.stringify(env)} exits 1`)
+    t.match(result.stderr, message)
+    t.notMatch(result.stderr, /^\s+at /m, 'no stack trace')
+  }
+})
+
 t.test('slow clients are cut off: headers that never finish do not hold a socket', async (t) => {
   const { connect } = await import('node:net')
   const server = await startServerProcess(t)
