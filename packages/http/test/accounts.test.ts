@@ -319,7 +319,7 @@ t.test('every response to an authenticated request carries Cache-Control: no-sto
   }
 })
 
-t.test('GET /metrics: admins, or the METRICS_TOKEN bearer; nobody else', async (t) => {
+t.test('GET and HEAD /metrics: admins, or the METRICS_TOKEN bearer; nobody else', async (t) => {
   const token = 'a-scraper-token-that-is-long-enough-to-use'
   const { app, admin, as } = await build(t, { access: { metricsToken: token } })
   const metrics = (headers: Headers) => app.inject({ method: 'GET', url: '/metrics', headers })
@@ -332,6 +332,12 @@ t.test('GET /metrics: admins, or the METRICS_TOKEN bearer; nobody else', async (
   t.match(scraped.body, /process_cpu_seconds_total/)
   t.equal((await metrics(admin)).statusCode, 200, 'an admin')
   t.equal((await metrics({ 'x-api-key': (await apiKeyOf(app, admin, { scopes: ['admin'] }))['x-api-key'] })).statusCode, 200, 'a key with the admin scope')
+  // HEAD as for every GET: the same doors, no body.
+  const head = (headers: Headers) => app.inject({ method: 'HEAD', url: '/metrics', headers })
+  t.same([(await head({})).statusCode, (await head(await as('editor'))).statusCode], [401, 403])
+  const headed = await head({ authorization: `Bearer ${token}` })
+  t.same([headed.statusCode, headed.body, headed.headers['content-type']], [200, '', scraped.headers['content-type']])
+  t.equal((await app.inject({ method: 'POST', url: '/metrics', headers: admin })).headers.allow, 'GET, HEAD')
 
   const { app: unset } = await build(t)
   t.equal((await unset.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer ' } })).statusCode, 401, 'no token configured: no token opens it')

@@ -60,7 +60,10 @@ export const installRequestDurations = (app: FastifyInstance): RequestDurations 
 
 export const registerMetrics = async (app: FastifyInstance, durations: RequestDurations, { poolStats }: MetricsOptions): Promise<void> => {
   await app.register(fastifyMetrics.default, {
-    endpoint: '/metrics',
+    // As every GET of the service, answered to HEAD too (the plugin's own
+    // route refuses it: 405); who may read it is the URL's row (policy.ts).
+    // The plugin puts in its own method and handler.
+    endpoint: { url: '/metrics', method: 'GET', logLevel: 'fatal', exposeHeadRoute: true, handler: () => undefined },
     clearRegisterOnInit: true,
     routeMetrics: { enabled: false }
   })
