@@ -287,20 +287,27 @@ t.test('past the budget a connection is dropped unread after eight refused messa
   t.same(await closedWithin(chatty, 3000), dropped, 'the ninth drops the connection, without a closing handshake')
 
   // A megabyte of `{}`: not parsed, not even scanned. What parsing it costs
-  // is measured here, on this machine, as the yardstick.
-  const big = await spent()
+  // is measured here, on this machine, as the yardstick. Each figure is the
+  // least of three: whatever else the machine does only adds to one, and a
+  // single refusal measured under load had come to 55 ms against 97.
   const members = Array.from({ length: 88_000 }, (_, i) => `"v${i}":{}`).join(',')
   const huge = `{"type":"subscribe","id":"big","payload":{"query":"subscription { messageSent { text } }","variables":{${members}}}}`
-  const parsing = process.cpuUsage()
-  JSON.parse(huge)
-  const parseMs = cpuMs(parsing)
-  const refusing = process.cpuUsage()
-  big.send(huge)
-  t.same(await closedWithin(big, 3000), dropped, 'a refused megabyte drops the connection')
-  const refusedMs = cpuMs(refusing)
+  const parses: number[] = []
+  const refusals: number[] = []
+  for (let round = 0; round < 3; round++) {
+    const parsing = process.cpuUsage()
+    JSON.parse(huge)
+    parses.push(cpuMs(parsing))
+    const big = await spent()
+    const refusing = process.cpuUsage()
+    big.send(huge)
+    t.same(await closedWithin(big, 3000), dropped, 'a refused megabyte drops the connection')
+    refusals.push(cpuMs(refusing))
+    t.same(big.messages, [{ type: 'connection_ack' }], 'unanswered')
+  }
+  const [parseMs, refusedMs] = [Math.min(...parses), Math.min(...refusals)]
   // Sending and receiving a megabyte costs the two ends about a third of parsing it.
   t.ok(refusedMs < parseMs / 2, `refused in ${refusedMs} ms of CPU (server and client together); parsing it takes ${parseMs} ms`)
-  t.same(big.messages, [{ type: 'connection_ack' }], 'unanswered')
 })
 
 t.test('a subscribe is charged its cost once checked; past the budget, RATE_LIMITED and it never listens', async (t) => {
