@@ -232,6 +232,27 @@ t.test('the cost budget is an option; costs add up over aliases, fragments and v
   t.equal(await cost('query ($skip: Boolean!) { people(limit: 100) { friends(limit: 100) @skip(if: $skip) { id } } }', { skip: true }), 'ok', 'skipped fields cost nothing')
 })
 
+t.test('age, email and address cost 1 each per entry of a list of people; a person read alone or returned by a write is read whole anyway', async (t) => {
+  const { api } = await build(t)
+  const requested = async (query: string, variables?: Record<string, unknown>) => {
+    const { status, body, extensions } = await graphql(api, postGraphQL(query, variables))
+    t.equal(status, 200, `${query}: ${JSON.stringify(body.errors ?? [])}`)
+    return extensions?.cost
+  }
+  t.same(await requested('{ people(limit: 100) { id } }'), { requested: 100, charged: 1 })
+  t.same(await requested('{ people(limit: 100) { age email } }'), { requested: 300, charged: 3 })
+  t.same(await requested('{ people(limit: 10) { ...W } } fragment W on Person { age ... on Person { email a: email } }'), { requested: 40, charged: 1 }, 'through fragments, aliases counted')
+  t.same(await requested('query ($s: Boolean!) { people(limit: 100) { age @skip(if: $s) address @include(if: $s) { city } } }', { s: true }), { requested: 200, charged: 2 }, 'skipped ones not at all')
+  t.same(await requested('{ peopleConnection(first: 100) { edges { node { address { city } } } } }'), { requested: 200, charged: 2 }, 'a connection\'s entries are its nodes')
+  t.same(await requested('{ people(limit: 10) { friends(limit: 10) { age friends(limit: 2) { email } } } }'), { requested: 10 + 100 * 2 + 200 * 2, charged: 7 }, 'per entry, at every depth')
+  const { id } = (await api.inject({ method: 'POST', url: '/person', payload: { name: 'Ada', age: 36 } })).json<{ id: string }>()
+  t.same(await requested('query ($id: ID!) { person(id: $id) { age email address { city } } }', { id }), { requested: 0, charged: 1 })
+  t.same(await requested('query ($id: ID!) { person(id: $id) { messages(limit: 5) { person { age } } } }', { id }), { requested: 10, charged: 1 }, 'a message\'s person: 1, whatever it asks of that person')
+  // A write is charged what its REST request is, whatever it returns: it had been 2 for age.
+  t.same(await requested('mutation { createPerson(input: { name: "Eve", age: 30 }) { id age email address { country } } }'), { requested: 100, charged: 1 })
+  t.same(await requested('mutation ($id: ID!) { updatePerson(id: $id, input: { age: 37 }) { age } }', { id }), { requested: 100, charged: 1 })
+})
+
 t.test('the same document costs what its variables make it cost, however often it is sent', async (t) => {
   const { api } = await build(t, { graphqlMaxCost: 1000 })
   const send = async (query: string, variables: Record<string, unknown>) => {

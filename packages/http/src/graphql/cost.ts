@@ -1,6 +1,7 @@
 import {
-  GraphQLError, getNullableType, isListType, Kind, visit, type ArgumentNode, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema,
-  type OperationDefinitionNode
+  GraphQLError, GraphQLIncludeDirective, GraphQLSkipDirective, getDirectiveValues, getNullableType, isListType, Kind, visit, type ArgumentNode,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionNode,
+  type SelectionSetNode
 } from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
 import { LIST_ARGUMENTS, listLimit, type ListField } from './argument-limits.js'
@@ -17,8 +18,10 @@ export const COST_PER_REQUEST = 100
  * `{ people(limit: 100) { friends(limit: 10) { messages(limit: 5) { text } } } }`
  * costs 100 + 100·10 + 100·10·5 = 6,100. On top of that, what a list item
  * does not carry: `age`, `email` and `address` of a list entry load the whole
- * person (1 each), as `Message.person` does (1); a `name` filter reads the
- * name index or, under three characters, scans every name (NAME_SEARCH).
+ * person (1 each, per entry), as `Message.person` does (1); a person that is
+ * not a list entry (`person(id:)`, a mutation's result, a message's person)
+ * is read whole anyway, so its fields cost nothing more. A `name` filter
+ * reads the name index or, under three characters, scans every name.
  * A mutation field does what one REST write does and costs what one request
  * pays for (COST_PER_REQUEST): thirty aliased `sendMessage` in one document
  * had been charged one request for thirty writes.
@@ -27,7 +30,7 @@ export const COST_PER_REQUEST = 100
 export const COST_WEIGHTS = {
   /** `people(name:)` / `peopleConnection(name:)`: a scan of all names costs about as much as answering this many rows. */
   nameSearch: 2_000,
-  /** A field only the whole person has, per item of the list it is in. */
+  /** A field only the whole person has, per entry of a list of people. */
   wholePersonField: 1,
   /** `Message.person`: one person looked up by id. */
   messagePerson: 1,
@@ -35,18 +38,47 @@ export const COST_WEIGHTS = {
   mutation: COST_PER_REQUEST
 } as const
 
-const WHOLE_PERSON_FIELDS = new Set(['Person.age', 'Person.email', 'Person.address'])
+const WHOLE_PERSON_FIELDS = new Set(['age', 'email', 'address'])
+
+/** The lists of people, and the path from the list's field to its entries (a connection's are its edges' nodes). */
+const PERSON_ENTRIES: Partial<Record<ListField, readonly string[]>> = {
+  'Query.people': [],
+  'Query.peopleConnection': ['edges', 'node'],
+  'Person.friends': []
+}
 
 const isListField = (key: string): key is ListField => key in LIST_ARGUMENTS
 
-const estimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {
+type Fragments = ReadonlyMap<string, FragmentDefinitionNode>
+
+/** Kept by `@skip` / `@include` under these variables, as the cost library and execution decide. */
+const isIncluded = (node: SelectionNode, variables: Record<string, unknown>): boolean =>
+  getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true &&
+  getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false
+
+/** The fields a selection set asks for, through its inline fragments and fragment spreads. */
+const fieldsOf = (set: SelectionSetNode | undefined, fragments: Fragments, variables: Record<string, unknown>): FieldNode[] =>
+  (set?.selections ?? []).filter((selection) => isIncluded(selection, variables)).flatMap((selection) =>
+    selection.kind === Kind.FIELD
+      ? [selection]
+      : fieldsOf(selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments.get(selection.name.value)?.selectionSet, fragments, variables))
+
+/** How many of `age`, `email` and `address` (aliases counted) each entry of a list of people asks for. */
+const wholePersonFieldsOf = (list: FieldNode, path: readonly string[], fragments: Fragments, variables: Record<string, unknown>): number => {
+  let entries: FieldNode[] = [list]
+  for (const name of path) entries = entries.flatMap((field) => fieldsOf(field.selectionSet, fragments, variables).filter((f) => f.name.value === name))
+  return entries.reduce((sum, entry) => sum + fieldsOf(entry.selectionSet, fragments, variables).filter((f) => WHOLE_PERSON_FIELDS.has(f.name.value)).length, 0)
+}
+
+const estimatorFor = (fragments: Fragments, variables: Record<string, unknown>): ComplexityEstimator => ({ type, field, node, args, childComplexity }) => {
   const key = `${type.name}.${field.name}`
   if (isListField(key)) {
     const limit = listLimit(key, args[LIST_ARGUMENTS[key].argument])
     const search = typeof args.name === 'string' ? COST_WEIGHTS.nameSearch : 0
-    return search + limit * (1 + childComplexity)
+    const entries = PERSON_ENTRIES[key]
+    const whole = entries === undefined ? 0 : COST_WEIGHTS.wholePersonField * wholePersonFieldsOf(node, entries, fragments, variables)
+    return search + limit * (1 + whole + childComplexity)
   }
-  if (WHOLE_PERSON_FIELDS.has(key)) return COST_WEIGHTS.wholePersonField + childComplexity
   if (key === 'Message.person') return COST_WEIGHTS.messagePerson + childComplexity
   if (type.name === 'Mutation') return COST_WEIGHTS.mutation + childComplexity
   // A connection's edges are as many as its `first`, counted at the connection.
@@ -59,11 +91,11 @@ const estimator: ComplexityEstimator = ({ type, field, args, childComplexity }) 
   return childComplexity
 }
 
-const computeCost = (schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown>): number =>
+const computeCost = (schema: GraphQLSchema, document: DocumentNode, fragments: Fragments, operationName: string | undefined, variables: Record<string, unknown>): number =>
   getComplexity({
     schema,
     query: document,
-    estimators: [estimator],
+    estimators: [estimatorFor(fragments, variables)],
     variables,
     // The document limits count the same nodes first, in one pass (limits.ts).
     maxQueryNodes: GRAPHQL_LIMITS.maxSelections + 1,
@@ -106,11 +138,12 @@ const COSTS_PER_OPERATION = 64
  */
 export const operationCost = (schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): (variables: Record<string, unknown>) => number => {
   const fragments = document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)
+  const byName: Fragments = new Map(fragments.map((fragment) => [fragment.name.value, fragment]))
   const operationName = operation.name?.value
   const { values, presence } = costVariablesOf(operation, fragments)
   if (values.length === 0 && presence.length === 0) {
     let fixed: number | undefined
-    return (variables) => (fixed ??= computeCost(schema, document, operationName, variables))
+    return (variables) => (fixed ??= computeCost(schema, document, byName, operationName, variables))
   }
   const costs = new Map<string, number>()
   return (variables) => {
@@ -121,7 +154,7 @@ export const operationCost = (schema: GraphQLSchema, document: DocumentNode, ope
     ])
     let cost = costs.get(key)
     if (cost === undefined) {
-      cost = computeCost(schema, document, operationName, variables)
+      cost = computeCost(schema, document, byName, operationName, variables)
       if (costs.size >= COSTS_PER_OPERATION) costs.clear()
       costs.set(key, cost)
     }
