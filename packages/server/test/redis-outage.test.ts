@@ -99,6 +99,26 @@ t.test('a hung Redis holds no request: requests and logins answer within a secon
     'and logins are counted there again: the failures counted on this instance meanwhile are not carried over')
 })
 
+t.test('logins while Redis hangs leave no failure behind once it answers: a right password never counts as a wrong one', { skip: skipWithoutRedisServer }, async (t) => {
+  const redis = await ownRedis(t)
+  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'hung:', LOGIN_RATE_LIMIT_MAX: '2' })
+  t.equal((await call(server.url, 'POST', '/users', await login(server.url), { username: 'alice', password: 'alice has a long password', role: 'viewer' })).status, 201)
+  const alice = async () => (await timed(server.url, 'POST', '/auth/login', {}, { username: 'alice', password: 'alice has a long password' })).status
+  redis.hang()
+  t.same([await alice(), await alice(), await alice()], [200, 200, 200], 'served, counted on this instance meanwhile')
+  redis.resume()
+  const client = openRedis(redis.url)
+  t.ok(await connectRedis(client))
+  t.teardown(() => client.quit())
+  // Whatever Redis runs of what was sent while it hung, none of it is a failure.
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.same(await client.mget('hung:rate-limit:login:username:alice', 'hung:rate-limit:login:address:127.0.0.1'), [null, null])
+  // The attempt sent as Redis hung, before the connection was given up, is run
+  // when it resumes: it holds a place as running, for 10 s at most.
+  t.ok((await client.zcard('hung:rate-limit:login:running:username:alice')) <= 1, 'at most the one sent before the connection was dropped holds a place')
+  t.equal(await alice(), 200, 'and alice logs in')
+})
+
 t.test('Redis killed: failed logins are still limited per username and per address, on each instance; budgets fail open', { skip: skipWithoutRedisServer }, async (t) => {
   const redis = await ownRedis(t)
   const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: redis.url, RATE_LIMIT_MAX: '2', LOGIN_RATE_LIMIT_MAX: '2' })

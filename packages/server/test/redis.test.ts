@@ -144,6 +144,25 @@ t.test('with REDIS_URL, a burst of parallel guesses over two instances gets no m
   t.same(await attempts(4, (i) => ({ ...vera, password: `wrong ${i}` })), [401, 401, 401, 429])
 })
 
+t.test('with REDIS_URL, an attempt still running on another instance holds its place for LOGIN_RUNNING_MS at most', { skip: skipWithoutRedis }, async (t) => {
+  const { one, REDIS_URL, prefix } = await twoInstances(t, { LOGIN_RATE_LIMIT_MAX: '1' })
+  const client = openRedis(REDIS_URL)
+  t.ok(await connectRedis(client))
+  t.teardown(() => client.quit())
+  const running = `${prefix}rate-limit:login:running:username:admin`
+  const attempt = async () => (await call(one.url, 'POST', '/auth/login', {}, { username: 'admin', password: ADMIN_PASSWORD })).status
+  const [[seconds, micros]] = [await client.time()]
+  const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+  // Another instance's attempt, begun 9 s ago: still running as far as anyone knows.
+  await client.zadd(running, redisNow - 9_000, 'elsewhere')
+  t.equal(await attempt(), 429, 'the one place is held')
+  // Begun 11 s ago: its end never came (an instance that died); it no longer counts.
+  await client.zadd(running, redisNow - 11_000, 'elsewhere')
+  t.equal(await attempt(), 200)
+  t.same(await client.zrange(running, 0, -1), [], 'dropped, and this attempt gone once it ended')
+  t.equal(await client.get(`${prefix}rate-limit:login:username:admin`), null, 'and no failure counted')
+})
+
 t.test('without Redis, other instances honour a revocation within API_KEY_CACHE_TTL_MS', async (t) => {
   const env = { DATABASE_URL: tempDatabaseUrl(t), API_KEY_CACHE_TTL_MS: '500' }
   const one = await start(t, env)

@@ -26,18 +26,11 @@ export interface Tally {
  */
 export interface BudgetCounters {
   charge(first: string, firstMax: number, second: string | undefined, secondMax: number, units: number): Tally | Promise<Tally>
-  /**
-   * Gives back units charged earlier in the window still running, never
-   * taking a budget below zero (a reservation that did not become a spend).
-   * A window that has ended since gets nothing back.
-   */
-  refund(first: string, second: string | undefined, units: number): void | Promise<void>
 }
 
 /** Counters that answer at once, with a tally reused by their next charge. */
 export interface ImmediateBudgetCounters extends BudgetCounters {
   charge(first: string, firstMax: number, second: string | undefined, secondMax: number, units: number): Tally
-  refund(first: string, second: string | undefined, units: number): void
 }
 
 /** A copy of a reused tally that later charges leave alone, for reading after an await. */
@@ -101,14 +94,6 @@ export const memoryBudgetCounters = (windowMs: number, now: () => number = Date.
       tally.first = one ?? untouched
       tally.second = second === undefined ? undefined : two ?? untouched
       return tally
-    },
-
-    refund (first, second, units) {
-      const at = now()
-      const one = windowOf(first, at)
-      if (one !== undefined) one.used = Math.max(0, one.used - units)
-      const two = second === undefined ? undefined : windowOf(second, at)
-      if (two !== undefined) two.used = Math.max(0, two.used - units)
     }
   }
 }

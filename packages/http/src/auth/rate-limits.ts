@@ -2,6 +2,7 @@ import { type Caller, isDomainError } from '@people-service/domain'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type BudgetCounters, type BudgetWindow, detached, type ImmediateBudgetCounters, memoryBudgetCounters, type Tally } from './budget-counters.js'
 import { clientOf } from './client-address.js'
+import { type LoginAttempts, type LoginEntry, memoryLoginAttempts, redisLoginAttempts } from './login-attempts.js'
 import { redisBudgetCounters, type RedisScripting } from './redis-budget-counters.js'
 
 export interface RateLimitSettings {
@@ -47,11 +48,11 @@ export interface RateLimits {
    * Runs a password check (`attempt`) under the login limits: 429 before it
    * runs when the client address, or the address with this username, has
    * used up its failed attempts, or the username its password checks. Only
-   * a failure (INVALID_CREDENTIALS) counts against the failed attempts (a
-   * check still running counts as one until it ends, on every instance), so
-   * many people logging in from one office address never lock each other
-   * out; every check counts against its username's checks, so one account
-   * cannot spend the service's CPU on logins.
+   * a failure (INVALID_CREDENTIALS) counts against the failed attempts (an
+   * attempt still running, on this instance or another, holds a place until
+   * it ends), so many people logging in from one office address never lock
+   * each other out; every check counts against its username's checks, so
+   * one account cannot spend the service's CPU on logins.
    */
   guardLogin<T>(request: FastifyRequest, reply: FastifyReply, username: string, attempt: () => Promise<T>): Promise<T>
 }
@@ -116,12 +117,14 @@ const countersOf = (settings: RateLimitSettings, name: string, windowMs: number)
 export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   const { max, windowMs, loginMax, loginWindowMs } = settings
   const callers = countersOf(settings, 'caller', windowMs)
-  const logins = countersOf(settings, 'login', loginWindowMs)
+  const logins: LoginAttempts = settings.redis === undefined
+    ? memoryLoginAttempts(loginWindowMs)
+    : redisLoginAttempts(settings.redis, `${settings.redisPrefix ?? 'people-service:'}rate-limit:login:`, loginWindowMs)
   const addressMax = loginMax * LOGIN_ADDRESS_FACTOR
   const checks = countersOf(settings, 'login-check', loginWindowMs)
   const checksMax = loginMax * LOGIN_CHECKS_FACTOR
-  // Where the login counters go while the store cannot be reached.
-  const localLogins = memoryBudgetCounters(loginWindowMs)
+  // Where the login limits count while the store cannot be reached.
+  const localLogins = memoryLoginAttempts(loginWindowMs)
   const localChecks = memoryBudgetCounters(loginWindowMs)
 
   let lastWarning = 0
@@ -132,8 +135,8 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
     request.log.warn({ err: error }, 'rate-limit store unavailable: requests are not being limited, failed logins are counted on this instance only')
   }
 
-  /** The store's tally, or undefined when it could not be reached. */
-  const tallyOf = async (request: FastifyRequest, pending: Tally | Promise<Tally>): Promise<Tally | undefined> => {
+  /** The store's answer, or undefined when it could not be reached. */
+  const storeAnswer = async <T>(request: FastifyRequest, pending: T | Promise<T>): Promise<T | undefined> => {
     try {
       return await pending
     } catch (error) {
@@ -143,29 +146,37 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   }
 
   /**
-   * Charges login counters through the store, or, when it cannot be reached,
-   * through `local`, this instance's own counters; answers the tally and the
-   * counters that took the charge, which any refund goes back to.
+   * Lets a login attempt in through the store, or, when it cannot be
+   * reached, through this instance's own counts; its leaving goes to the
+   * same place, and a store that fails then is logged: the attempt stops
+   * counting as running when Redis drops it (LOGIN_RUNNING_MS).
    */
-  const chargeLogin = async (
-    request: FastifyRequest, shared: BudgetCounters, local: ImmediateBudgetCounters,
-    first: string, firstMax: number, second: string | undefined, secondMax: number, units: number
-  ): Promise<{ tally: Tally, counters: BudgetCounters }> => {
-    const pending = shared.charge(first, firstMax, second, secondMax, units)
-    // An in-process tally is reused by the next charge: copied before any await.
-    if (!(pending instanceof Promise)) return { tally: detached(pending), counters: shared }
-    const tally = await tallyOf(request, pending)
-    if (tally !== undefined) return { tally, counters: shared }
-    return { tally: detached(local.charge(first, firstMax, second, secondMax, units)), counters: local }
+  const enterLogin = async (request: FastifyRequest, address: string, user: string): Promise<LoginEntry> => {
+    const pending = logins.enter(address, addressMax, user, loginMax)
+    const entry = (pending instanceof Promise ? await storeAnswer(request, pending) : pending) ?? localLogins.enter(address, addressMax, user, loginMax)
+    return {
+      tally: entry.tally,
+      async leave (failed) {
+        try {
+          await entry.leave(failed)
+        } catch (error) {
+          storeFailed(request, error)
+        }
+      }
+    }
   }
 
-  /** A reserved failure back to the counters that took it; if the store fails now, it stays counted. */
-  const giveBack = async (request: FastifyRequest, counters: BudgetCounters, address: string, user: string): Promise<void> => {
-    try {
-      await counters.refund(address, user, 1)
-    } catch (error) {
-      storeFailed(request, error)
-    }
+  /**
+   * Charges login counters: in process at once; through the store, or, when
+   * it cannot be reached, through `local`, this instance's own counters.
+   */
+  const chargeLogin = (
+    request: FastifyRequest, shared: BudgetCounters, local: ImmediateBudgetCounters,
+    first: string, firstMax: number, second: string | undefined, secondMax: number, units: number
+  ): Tally | Promise<Tally> => {
+    const pending = shared.charge(first, firstMax, second, secondMax, units)
+    if (!(pending instanceof Promise)) return pending
+    return storeAnswer(request, pending).then((tally) => tally ?? detached(local.charge(first, firstMax, second, secondMax, units)))
   }
 
   /** Shows the budget closer to running out on the reply, or throws 429 for the one that refused. */
@@ -197,7 +208,7 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       // here, with nothing allocated and no promise. From Redis it is a
       // promise of a fresh one.
       if (!(pending instanceof Promise)) return settle(reply, pending, firstMax, isKey, units)
-      return tallyOf(request, pending).then((tally) => {
+      return storeAnswer(request, pending).then((tally) => {
         if (tally !== undefined) settle(reply, tally, firstMax, isKey, units)
       })
     },
@@ -210,25 +221,22 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       // colleagues' typos.
       const address = `address:${clientOf(request.ip)}`
       const user = `username:${username}`
-      // A failure is charged before the password is checked, and given back
-      // unless the check fails: attempts still running, on this instance or
-      // another, count, so a burst of parallel guesses cannot all read the
-      // same count and all be let through.
-      const failure = await chargeLogin(request, logins, localLogins, address, addressMax, user, loginMax, 1)
-      const { refusedBy, first: fromAddress, second: forUser = fromAddress } = failure.tally
+      const entry = await enterLogin(request, address, user)
+      const { refusedBy, address: fromAddress, username: forUser } = entry.tally
       if (refusedBy === 1) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', Date.now())
       if (refusedBy === 2) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', Date.now())
       let failed = false
       try {
         // Paid before it runs, so parallel checks never outrun the budget.
-        const { tally: check } = await chargeLogin(request, checks, localChecks, user, checksMax, undefined, 0, 1)
+        const paid = chargeLogin(request, checks, localChecks, user, checksMax, undefined, 0, 1)
+        const check = paid instanceof Promise ? await paid : paid
         if (check.refusedBy === 1) refuse(reply, checksMax, check.first, loginWindowMs, 1, 'too many logins for this username', Date.now())
         return await attempt()
       } catch (error) {
         failed = isDomainError(error) && error.code === 'INVALID_CREDENTIALS'
         throw error
       } finally {
-        if (!failed) await giveBack(request, failure.counters, address, user)
+        await entry.leave(failed)
       }
     }
   }

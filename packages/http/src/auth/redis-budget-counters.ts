@@ -1,14 +1,15 @@
 import type { BudgetCounters, Tally } from './budget-counters.js'
 
 /**
- * The part of an ioredis client the counters use: a script defined once and
+ * The part of an ioredis client the counters (and the login attempts) use: a script defined once and
  * then run by its digest (ioredis sends the whole script only the first time
  * on a connection, and again when Redis has forgotten it).
  */
 export interface RedisScripting {
   defineCommand(name: string, definition: { lua: string }): void
   chargeBudgets?: (...arguments_: Array<string | number>) => Promise<unknown>
-  refundBudgets?: (...arguments_: Array<string | number>) => Promise<unknown>
+  enterLogin?: (...arguments_: Array<string | number>) => Promise<unknown>
+  leaveLogin?: (...arguments_: Array<string | number>) => Promise<unknown>
 }
 
 /*
@@ -50,22 +51,6 @@ end
 return answer
 `
 
-/*
- * KEYS: one or two budgets' counters. ARGV: units. Gives them back to each
- * counter whose window is still running, down to zero at most (DECRBY keeps
- * the expiry, so the window ends when it would have).
- */
-const REFUND = `
-local units = tonumber(ARGV[1])
-for i = 1, #KEYS do
-  local used = tonumber(redis.call('GET', KEYS[i]))
-  if used ~= nil and used > 0 and redis.call('PTTL', KEYS[i]) > 0 then
-    redis.call('DECRBY', KEYS[i], math.min(used, units))
-  end
-end
-return 0
-`
-
 const isCounts = (reply: unknown): reply is number[] => Array.isArray(reply) && reply.every((value) => typeof value === 'number')
 
 /**
@@ -76,9 +61,8 @@ const isCounts = (reply: unknown): reply is number[] => Array.isArray(reply) && 
  */
 export const redisBudgetCounters = (client: RedisScripting, prefix: string, windowMs: number): BudgetCounters => {
   client.defineCommand('chargeBudgets', { lua: CHARGE })
-  client.defineCommand('refundBudgets', { lua: REFUND })
-  const { chargeBudgets, refundBudgets } = client
-  if (chargeBudgets === undefined || refundBudgets === undefined) throw new Error('the Redis client did not define the budget scripts')
+  const chargeBudgets = client.chargeBudgets
+  if (chargeBudgets === undefined) throw new Error('the Redis client did not define the chargeBudgets script')
 
   const tallyOf = (reply: unknown, two: boolean): Tally => {
     if (!isCounts(reply) || reply.length !== (two ? 5 : 3)) throw new Error('unexpected answer from the chargeBudgets script')
@@ -97,11 +81,6 @@ export const redisBudgetCounters = (client: RedisScripting, prefix: string, wind
         ? await chargeBudgets.call(client, 1, prefix + first, units, windowMs, firstMax)
         : await chargeBudgets.call(client, 2, prefix + first, prefix + second, units, windowMs, firstMax, secondMax)
       return tallyOf(reply, second !== undefined)
-    },
-
-    async refund (first, second, units) {
-      if (second === undefined) await refundBudgets.call(client, 1, prefix + first, units)
-      else await refundBudgets.call(client, 2, prefix + first, prefix + second, units)
     }
   }
 }
