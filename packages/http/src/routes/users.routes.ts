@@ -30,7 +30,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
     schema: {
       operationId: 'listAccounts',
       tags: ['auth'],
-      summary: 'List accounts, ordered by username (admins, logged in)',
+      summary: 'List accounts, ordered by username by code point, case-sensitive (admins, logged in)',
       description: 'Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.',
       querystring: AccountsQuery,
       response: {
