@@ -100,7 +100,7 @@ t.test('CORS: configured origins only, never a wildcard', async (t) => {
   t.equal((await none.api.inject({ url: '/people', headers: { origin: 'https://app.example.org' } })).headers['access-control-allow-origin'], undefined, 'off unless configured')
 })
 
-t.test('a saturated event loop turns requests away with 503 and Retry-After', async (t) => {
+t.test('a saturated event loop turns requests away with 503 and Retry-After, but for the health probes', async (t) => {
   // Built without the helper's login: starting an app can itself hold the
   // loop for a moment, and the point here is the request after the burst.
   const app = await buildApp({
@@ -121,9 +121,15 @@ t.test('a saturated event loop turns requests away with 503 and Retry-After', as
   }
   hog()
   await new Promise((resolve) => setTimeout(resolve, 400))
-  const res = await app.inject('/health/live')
+  const res = await app.inject('/people')
+  // The probes are answered all the same: liveness refused under load would
+  // have the instance restarted; readiness is whether the database answers.
+  const live = await app.inject('/health/live')
+  const ready = await app.inject('/health/ready')
   hogging = false
   t.equal(res.statusCode, 503)
   t.equal(res.headers['retry-after'], '5')
   t.match(res.json(), { statusCode: 503, code: 'OVERLOADED' })
+  t.same([live.statusCode, live.json()], [200, { status: 'ok' }], 'liveness')
+  t.same([ready.statusCode, ready.json()], [200, { status: 'ok' }], 'readiness (it had been 500)')
 })

@@ -10,9 +10,18 @@ export interface HealthOptions {
 
 const Status = Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]) })
 
+/**
+ * The probes are answered whatever the load, where every other request is
+ * turned away while the event loop lags (plugins/under-pressure.ts): a
+ * liveness probe refused under load has the orchestrator restart a busy
+ * instance, and readiness says whether the database answers (docs/API.md).
+ * Shed, readiness had been answered 500 (the 503 error body is not its shape).
+ */
+const servedUnderPressure = (): void => {}
+
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { ready }) => {
   app.get('/health/live', {
-    config: { operation: 'health.live' },
+    config: { operation: 'health.live', pressureHandler: servedUnderPressure },
     schema: {
       operationId: 'liveness',
       tags: ['operations'],
@@ -22,7 +31,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
   }, async () => ({ status: 'ok' as const }))
 
   app.get('/health/ready', {
-    config: { operation: 'health.ready' },
+    config: { operation: 'health.ready', pressureHandler: servedUnderPressure },
     schema: {
       operationId: 'readiness',
       tags: ['operations'],
