@@ -133,3 +133,25 @@ t.test('a saturated event loop turns requests away with 503 and Retry-After, but
   t.same([live.statusCode, live.json()], [200, { status: 'ok' }], 'liveness')
   t.same([ready.statusCode, ready.json()], [200, { status: 'ok' }], 'readiness (it had been 500)')
 })
+
+t.test('a delay of 0 switches load shedding off', async (t) => {
+  const app = await buildApp({
+    ports: createInMemoryPorts({ passwords: fastPasswordHasher() }),
+    access: { tokens: { secret: TEST_JWT_SECRET } },
+    pressure: { maxEventLoopDelay: 0, sampleInterval: 100 }
+  })
+  t.teardown(() => app.close())
+  await app.ready()
+  // The load that has the test above turned away.
+  let hogging = true
+  const hog = () => {
+    const until = Date.now() + 60
+    while (Date.now() < until) { /* busy */ }
+    if (hogging) setImmediate(hog)
+  }
+  hog()
+  await new Promise((resolve) => setTimeout(resolve, 400))
+  const res = await app.inject('/people')
+  hogging = false
+  t.equal(res.statusCode, 401, 'answered, not shed')
+})

@@ -34,7 +34,7 @@ export interface Config {
   maxConnections: number | undefined
   /** Connections at once from one client address, trusted proxies aside (MAX_CONNECTIONS_PER_ADDRESS); 0: no limit. */
   maxConnectionsPerAddress: number
-  /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS). */
+  /** Event-loop delay in ms past which requests get 503 (MAX_EVENT_LOOP_DELAY_MS); 0: never. */
   maxEventLoopDelay: number
   /** Unset outside production: a secret is generated once and kept in the database. */
   jwtSecret: string | undefined
@@ -168,7 +168,8 @@ export const loadConfig = (env: Env = process.env): Config => {
     trustProxy: trustedProxies(env.TRUST_PROXY),
     maxConnections: env.MAX_CONNECTIONS === undefined || env.MAX_CONNECTIONS === '' ? undefined : integer(env, 'MAX_CONNECTIONS', 0, 0, 10_000_000),
     maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', CONNECTION_DEFAULTS.perAddress, 0, 10_000_000),
-    maxEventLoopDelay: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),
+    // 0 switches load shedding off (a server run under valgrind: its loop lags whatever the load).
+    maxEventLoopDelay: env.MAX_EVENT_LOOP_DELAY_MS === '0' ? 0 : integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 10, 60_000),
     production,
     jwtSecret,
     jwtPreviousSecret: secret(env, 'JWT_PREVIOUS_SECRET'),

@@ -96,4 +96,7 @@ t.test('limits: 0 switches off, nonsense is refused', async (t) => {
   t.throws(() => loadConfig({ REDIS_URL: 'localhost:6379' }), ConfigError)
   t.throws(() => loadConfig({ ADMIN_PASSWORD: 'too short' }), ConfigError)
   t.equal(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: 'staging:' }).redisKeyPrefix, 'staging:')
+  t.equal(loadConfig({ MAX_EVENT_LOOP_DELAY_MS: '0' }).maxEventLoopDelay, 0, 'load shedding off')
+  t.equal(loadConfig({ MAX_EVENT_LOOP_DELAY_MS: '250' }).maxEventLoopDelay, 250)
+  for (const value of ['5', '60001', '-1', '00']) t.throws(() => loadConfig({ MAX_EVENT_LOOP_DELAY_MS: value }), ConfigError, value)
 })
