@@ -128,7 +128,7 @@ return 0
  * this instance's counts meanwhile, may still be run by Redis once it
  * resumes: it then holds a place this long, never counting as a failure.
  */
-export const LOGIN_RUNNING_MS = 10_000
+const LOGIN_RUNNING_MS = 10_000
 
 const isCounts = (reply: unknown): reply is number[] =>
   Array.isArray(reply) && reply.length === 5 && reply.every((value) => typeof value === 'number')
