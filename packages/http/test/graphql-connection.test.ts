@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, getGraphQL, gqlData, graphql, type Injector } from './helper.js'
+import { build, getGraphQL, gqlData, graphql, nextLink, type Injector } from './helper.js'
 
 /*
  * peopleConnection pages like GET /people (Relay cursor connections), and
@@ -21,9 +21,8 @@ const seed = async (api: Injector, names: string[]): Promise<Array<{ id: string,
 }
 
 /** The cursor of GET /people's `Link: <…>; rel="next"`, or undefined on the last page. */
-const restNext = (link: unknown): string | undefined => {
-  if (link === undefined) return undefined
-  const url = /^<([^>]+)>; rel="next"$/.exec(String(link))?.[1]
+const restNext = (link: string | string[] | number | undefined): string | undefined => {
+  const url = nextLink(link)
   return url === undefined ? undefined : new URL(url, 'http://x').searchParams.get('cursor') ?? undefined
 }
 

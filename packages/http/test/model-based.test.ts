@@ -4,7 +4,7 @@ import type { InjectOptions } from 'fastify'
 import fc from 'fast-check'
 import t from 'tap'
 import { useFastCheckSeed } from './fast-check-seed.js'
-import { build, callerIdOf, graphql, postGraphQL, type Injector } from './helper.js'
+import { build, callerIdOf, graphql, nextLink, postGraphQL, type Injector } from './helper.js'
 
 /*
  * Model-based test: random sequences of create / update / delete / befriend /
@@ -427,7 +427,7 @@ const pagesOf = async (real: Real, limit: number, name: string | undefined): Pro
     pages.push(response.json())
     const link = response.headers.link
     if (link === undefined) break
-    const next = /^<([^>]+)>; rel="next"$/.exec(String(link))?.[1]
+    const next = nextLink(link)
     assert.ok(next !== undefined, `a Link header of one next page: ${String(link)}`)
     url = next
   }

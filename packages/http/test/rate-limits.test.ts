@@ -181,6 +181,42 @@ t.test('a burst of parallel guesses gets no more password checks than the budget
   t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: PASSWORD } })).statusCode, 429, 'the budget is spent')
 })
 
+t.test('a login refused while another attempt still runs is told to retry in a second; one refused for failures, when the window ends', async (t) => {
+  // The next password check once `holding` is set waits until the test lets it go on.
+  let holding = false
+  let checking = (): void => {}
+  let release = (): void => {}
+  const checked = new Promise<void>((resolve) => { checking = resolve })
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const hasher = fastPasswordHasher()
+  const passwords: PasswordHasher = {
+    ...hasher,
+    decoyHash: hasher.decoyHash,
+    verify: async (password, hash) => {
+      if (holding) {
+        holding = false
+        checking()
+        await held
+      }
+      return hasher.verify(password, hash)
+    }
+  }
+  const { app } = await build(t, { ports: createInMemoryPorts({ passwords }), access: { limits: { loginMax: 1, loginWindowMs: 60_000 } } })
+  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  const attempt = async (password: string) => app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password } })
+
+  holding = true
+  const running = attempt(PASSWORD)
+  await checked
+  const meanwhile = await attempt(PASSWORD)
+  t.same([meanwhile.statusCode, meanwhile.headers['retry-after']], [429, '1'], 'the one place is held by an attempt that ends within a second')
+  release()
+  t.equal((await running).statusCode, 200)
+  t.equal((await attempt('a wrong guess')).statusCode, 401)
+  const spent = await attempt(PASSWORD)
+  t.same([spent.statusCode, spent.headers['retry-after']], [429, '60'], 'a failure spent the budget: it comes back with the window')
+})
+
 t.test('behind a trusted proxy the login limit counts by the client, never by an address the client names', async (t) => {
   const limits = { loginMax: 1, loginWindowMs: 60_000 }
   const fromProxy = (app: Awaited<ReturnType<typeof build>>['app'], client: string, username: string) => app.inject({

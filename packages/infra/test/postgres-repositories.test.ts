@@ -35,6 +35,9 @@ t.test('postgres: names stored before the final sigma was folded are found by th
   t.same(await people.list({ limit: 10, nameContains: 'ΟΔΥΣΣΕΥΣ' }), [], 'its whole name not found before: the needle\'s last σ against the stored ς')
   await migrateToLatest(database)
   for (const needle of ['ΟΔΥΣ', 'ΟΔΥΣΣΕΥΣ', 'ευς']) t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['ΟΔΥΣΣΕΥΣ'], needle)
+  await migrateTo(database, '2026-12-01-account-deleting')
+  t.same((await sql<{ name_lower: string }>`select name_lower from person`.execute(database.db)).rows.map((r) => r.name_lower), ['οδυσσευς'],
+    'down: toLowerCase of the name again, as the search before folds its needle')
 })
 
 t.test('postgres: accounts made before accounts could be disabled are enabled, at token version 0; the migration goes down and up', async (t) => {

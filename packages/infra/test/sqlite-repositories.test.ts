@@ -234,6 +234,9 @@ t.test('names stored before the final sigma was folded are found by their first 
   await migrateToLatest(handle)
   for (const needle of ['ΟΔΥΣ', 'ΟΔΥΣΣΕΥΣ', 'ευς']) t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['ΟΔΥΣΣΕΥΣ'], `${needle}, through the trigram index, kept in step`)
   t.same((await sql<{ name_lower: string }>`select name_lower from person order by pk`.execute(handle.db)).rows.map((r) => r.name_lower), ['οδυσσευσ', 'ada'])
+  await migrateTo(handle, '2026-12-01-account-deleting')
+  t.same((await sql<{ name_lower: string }>`select name_lower from person order by pk`.execute(handle.db)).rows.map((r) => r.name_lower), ['οδυσσευς', 'ada'],
+    'down: toLowerCase of the name again, as the search before folds its needle')
 })
 
 t.test('a shared setting is made once and read back by every later caller', async (t) => {

@@ -14,6 +14,18 @@ export const parseCommandLine = <T extends ParseArgsConfig>(config: T): ReturnTy
 }
 
 /**
+ * What failed, in one line for the operator. A connection to a host name of
+ * several addresses that all refused fails with an AggregateError whose own
+ * message is empty: its attempts' messages say it.
+ */
+export const failureCause = (error: unknown): string => {
+  if (error instanceof AggregateError && error.errors.length > 0) return [...new Set(error.errors.map(failureCause))].join('; ')
+  if (!(error instanceof Error)) return String(error)
+  if (error.message !== '') return error.message
+  return 'code' in error && typeof error.code === 'string' ? error.code : error.name
+}
+
+/**
  * Runs one of the service's commands (seed, migrate): a wrong command line
  * prints the usage and a bad setting its message, both with exit code 2,
  * as the server does; anything else that fails exits 1.
@@ -29,7 +41,7 @@ export const runCommand = (name: string, usage: string, main: () => Promise<void
       process.exit(2)
     }
     // A new line first: progress may be on the current one.
-    process.stderr.write(`\n${name} failed: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.stderr.write(`\n${name} failed: ${failureCause(error)}\n`)
     process.exit(1)
   })
 }

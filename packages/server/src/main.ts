@@ -1,4 +1,5 @@
 import closeWithGrace from 'close-with-grace'
+import { failureCause } from './command-line.js'
 import { ConfigError, loadConfig } from './config.js'
 import { startServer } from './start-server.js'
 
@@ -17,7 +18,7 @@ const main = async (): Promise<void> => {
   } catch (error) {
     // A database that cannot be reached, a port in use: the operator needs
     // the cause in one line, not a stack trace.
-    process.stderr.write(`could not start: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.stderr.write(`could not start: ${failureCause(error)}\n`)
     process.exit(1)
   }
   // SIGTERM/SIGINT: finish in-flight requests, close the database, exit 0.

@@ -119,6 +119,20 @@ t.test('logins while Redis hangs leave no failure behind once it answers: a righ
   t.equal(await alice(), 200, 'and alice logs in')
 })
 
+t.test('a failed login whose end cannot reach a hung Redis is counted on this instance, not lost', { skip: skipWithoutRedisServer }, async (t) => {
+  const redis = await ownRedis(t)
+  const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'lost:', LOGIN_RATE_LIMIT_MAX: '1' })
+  const client = openRedis(redis.url)
+  t.ok(await connectRedis(client))
+  const pending = guess(server.url, 'admin')
+  // Redis hangs once the guess is let in (running there) and while its password is checked.
+  while (await client.zcard('lost:rate-limit:login:running:username:admin') === 0) await new Promise((resolve) => setTimeout(resolve, 1))
+  client.disconnect()
+  redis.hang()
+  t.equal(await pending, 401)
+  t.equal(await guess(server.url, 'admin'), 429, 'the budget of one failure is spent on this instance')
+})
+
 t.test('Redis killed: failed logins are still limited per username and per address, on each instance; budgets fail open', { skip: skipWithoutRedisServer }, async (t) => {
   const redis = await ownRedis(t)
   const server = await start(t, { DATABASE_URL: tempDatabaseUrl(t), REDIS_URL: redis.url, RATE_LIMIT_MAX: '2', LOGIN_RATE_LIMIT_MAX: '2' })

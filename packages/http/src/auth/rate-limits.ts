@@ -46,7 +46,7 @@ export interface RateLimits {
   charge(request: FastifyRequest, reply: FastifyReply | undefined, caller: Caller, units?: number): void | Promise<void>
   /**
    * Runs a password check (`attempt`) under the login limits: 429 before it
-   * runs when the client address, or the address with this username, has
+   * runs when the client address, or this username from any address, has
    * used up its failed attempts, or the username its password checks. Only
    * a failure (INVALID_CREDENTIALS) counts against the failed attempts (an
    * attempt still running, on this instance or another, holds a place until
@@ -80,6 +80,14 @@ const show = (reply: FastifyReply | undefined, max: number, window: BudgetWindow
   reply?.header('ratelimit-reset', secondsLeft(window, now))
 }
 
+/**
+ * The window a refused login waits for: its failures' when they spent the
+ * budget; when they left room, attempts still running took it, and those end
+ * within a second, not with the window.
+ */
+const retryOf = (failures: BudgetWindow, max: number): BudgetWindow =>
+  failures.used < max ? { used: failures.used, resetAt: Date.now() } : failures
+
 const refuse = (reply: FastifyReply | undefined, max: number, window: BudgetWindow, windowMs: number, units: number, what: string, now: number): never => {
   const retryAfter = secondsLeft(window, now)
   reply?.header('retry-after', retryAfter)
@@ -88,10 +96,13 @@ const refuse = (reply: FastifyReply | undefined, max: number, window: BudgetWind
   throw new RateLimitedError(`${what}: ${budget}${cost}; retry in ${retryAfter} s`, retryAfter)
 }
 
+/** Where the counters named `name` live in Redis. */
+const redisKeys = (settings: RateLimitSettings, name: string): string => `${settings.redisPrefix ?? 'people-service:'}rate-limit:${name}:`
+
 const countersOf = (settings: RateLimitSettings, name: string, windowMs: number): BudgetCounters =>
   settings.redis === undefined
     ? memoryBudgetCounters(windowMs)
-    : redisBudgetCounters(settings.redis, `${settings.redisPrefix ?? 'people-service:'}rate-limit:${name}:`, windowMs)
+    : redisBudgetCounters(settings.redis, redisKeys(settings, name), windowMs)
 
 /**
  * Per-caller budgets, applied by the access hook once the caller is known,
@@ -119,7 +130,7 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
   const callers = countersOf(settings, 'caller', windowMs)
   const logins: LoginAttempts = settings.redis === undefined
     ? memoryLoginAttempts(loginWindowMs)
-    : redisLoginAttempts(settings.redis, `${settings.redisPrefix ?? 'people-service:'}rate-limit:login:`, loginWindowMs)
+    : redisLoginAttempts(settings.redis, redisKeys(settings, 'login'), loginWindowMs)
   const addressMax = loginMax * LOGIN_ADDRESS_FACTOR
   const checks = countersOf(settings, 'login-check', loginWindowMs)
   const checksMax = loginMax * LOGIN_CHECKS_FACTOR
@@ -161,6 +172,8 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
           await entry.leave(failed)
         } catch (error) {
           storeFailed(request, error)
+          // Counted on this instance rather than nowhere.
+          if (failed) localLogins.enter(address, addressMax, user, loginMax).leave(true)
         }
       }
     }
@@ -223,8 +236,8 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       const user = `username:${username}`
       const entry = await enterLogin(request, address, user)
       const { refusedBy, address: fromAddress, username: forUser } = entry.tally
-      if (refusedBy === 1) refuse(reply, addressMax, fromAddress, loginWindowMs, 1, 'too many failed logins from this address', Date.now())
-      if (refusedBy === 2) refuse(reply, loginMax, forUser, loginWindowMs, 1, 'too many failed logins for this username', Date.now())
+      if (refusedBy === 1) refuse(reply, addressMax, retryOf(fromAddress, addressMax), loginWindowMs, 1, 'too many failed logins from this address', Date.now())
+      if (refusedBy === 2) refuse(reply, loginMax, retryOf(forUser, loginMax), loginWindowMs, 1, 'too many failed logins for this username', Date.now())
       let failed = false
       try {
         // Paid before it runs, so parallel checks never outrun the budget.
