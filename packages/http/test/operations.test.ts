@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
 import { buildApp } from '@people-service/http'
+import type { Teardown } from '@people-service/infra/testing'
 import { build, TEST_JWT_SECRET } from './helper.js'
 
 t.test('the OpenAPI document is generated from the routes and lists exactly the API', async (t) => {
@@ -100,33 +101,46 @@ t.test('CORS: configured origins only, never a wildcard', async (t) => {
   t.equal((await none.api.inject({ url: '/people', headers: { origin: 'https://app.example.org' } })).headers['access-control-allow-origin'], undefined, 'off unless configured')
 })
 
-t.test('a saturated event loop turns requests away with 503 and Retry-After, but for the health probes', async (t) => {
-  // Built without the helper's login: starting an app can itself hold the
-  // loop for a moment, and the point here is the request after the burst.
+/**
+ * An app that sheds load once its event loop lags `maxEventLoopDelay` ms (0:
+ * never), built without the helper's login: starting an app can itself hold
+ * the loop for a moment, and the point is the requests made under load.
+ * `underLoad` keeps the loop busy 60 ms at a time, again and again, while
+ * `during` runs, once the monitor has had time to see it.
+ */
+const pressured = async (t: Teardown, maxEventLoopDelay: number) => {
   const app = await buildApp({
     ports: createInMemoryPorts({ passwords: fastPasswordHasher() }),
     access: { tokens: { secret: TEST_JWT_SECRET } },
-    pressure: { maxEventLoopDelay: 30, sampleInterval: 100 }
+    pressure: { maxEventLoopDelay, sampleInterval: 100 }
   })
   t.teardown(() => app.close())
   await app.ready()
+  const underLoad = async <T>(during: () => Promise<T>): Promise<T> => {
+    let hogging = true
+    const hog = () => {
+      const until = Date.now() + 60
+      while (Date.now() < until) { /* busy */ }
+      if (hogging) setImmediate(hog)
+    }
+    hog()
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      return await during()
+    } finally {
+      hogging = false
+    }
+  }
+  return { app, underLoad }
+}
+
+t.test('a saturated event loop turns requests away with 503 and Retry-After, but for the health probes', async (t) => {
+  const { app, underLoad } = await pressured(t, 30)
   await new Promise((resolve) => setTimeout(resolve, 250))
   t.equal((await app.inject('/health/live')).statusCode, 200, 'calm: served')
-  // A sustained CPU-bound load: the loop is busy 60 ms at a time, again and again.
-  let hogging = true
-  const hog = () => {
-    const until = Date.now() + 60
-    while (Date.now() < until) { /* busy */ }
-    if (hogging) setImmediate(hog)
-  }
-  hog()
-  await new Promise((resolve) => setTimeout(resolve, 400))
-  const res = await app.inject('/people')
   // The probes are answered all the same: liveness refused under load would
   // have the instance restarted; readiness is whether the database answers.
-  const live = await app.inject('/health/live')
-  const ready = await app.inject('/health/ready')
-  hogging = false
+  const [res, live, ready] = await underLoad(async () => [await app.inject('/people'), await app.inject('/health/live'), await app.inject('/health/ready')])
   t.equal(res.statusCode, 503)
   t.equal(res.headers['retry-after'], '5')
   t.match(res.json(), { statusCode: 503, code: 'OVERLOADED' })
@@ -135,23 +149,6 @@ t.test('a saturated event loop turns requests away with 503 and Retry-After, but
 })
 
 t.test('a delay of 0 switches load shedding off', async (t) => {
-  const app = await buildApp({
-    ports: createInMemoryPorts({ passwords: fastPasswordHasher() }),
-    access: { tokens: { secret: TEST_JWT_SECRET } },
-    pressure: { maxEventLoopDelay: 0, sampleInterval: 100 }
-  })
-  t.teardown(() => app.close())
-  await app.ready()
-  // The load that has the test above turned away.
-  let hogging = true
-  const hog = () => {
-    const until = Date.now() + 60
-    while (Date.now() < until) { /* busy */ }
-    if (hogging) setImmediate(hog)
-  }
-  hog()
-  await new Promise((resolve) => setTimeout(resolve, 400))
-  const res = await app.inject('/people')
-  hogging = false
-  t.equal(res.statusCode, 401, 'answered, not shed')
+  const { app, underLoad } = await pressured(t, 0)
+  t.equal((await underLoad(async () => app.inject('/people'))).statusCode, 401, 'answered, not shed')
 })
