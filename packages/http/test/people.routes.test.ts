@@ -67,6 +67,19 @@ t.test('the next link keeps a name filter with spaces, & and non-ASCII letters a
   t.same((await api.inject(next!)).json().map((p: { name: string }) => p.name), ['zoë & ada été II'], 'and the next page is filtered by it')
 })
 
+t.test('a limit is written in decimal digits on every list: hex, exponents, spaces and fractions are refused, not read as numbers', async (t) => {
+  const { api } = await build(t)
+  const ada = await create(api, ADA)
+  const lists = ['/people', `/person/${ada.id}/friends`, `/person/${ada.id}/messages`, '/users', '/api-keys']
+  for (const list of lists) {
+    for (const limit of ['0x10', '1e1', '%2010', '10.0', '+10', '0b1']) {
+      const res = await api.inject(`${list}?limit=${limit}`)
+      t.same([res.statusCode, res.json().message], [400, 'querystring.limit must be integer'], `${list}?limit=${limit}`)
+    }
+    t.equal((await api.inject(`${list}?limit=010`)).statusCode, 200, `${list}?limit=010 is ten`)
+  }
+})
+
 t.test('GET /people rejects bad limits, cursors and unknown parameters with 400', async (t) => {
   const { api } = await build(t)
   for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'cursor=garbage', 'cursor=' + Buffer.from('{"a":1}').toString('base64url'), 'cursor=' + Buffer.from('["\\u0000"]').toString('base64url'), 'colour=red']) {

@@ -1,5 +1,5 @@
 import { isEmailAddress } from '@people-service/domain'
-import { Ajv, type ErrorObject, type Options } from 'ajv'
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 
@@ -18,6 +18,40 @@ const makeAjv = (coerceTypes: boolean): Ajv => {
   // every address GraphQL and the use cases accept, and no other.
   ajv.addFormat('email', { type: 'string', validate: isEmailAddress })
   return ajv
+}
+
+/*
+ * Ajv coerces text to an integer wherever JavaScript's `==` finds them
+ * equal, so `?limit=0x10`, `1e2`, ` 10` and `10.0` were read as numbers.
+ * A whole number in a query or a path is written in decimal digits, as
+ * the contract shows it; anything else is refused as not an integer,
+ * before Ajv coerces it.
+ */
+const DECIMAL = /^-?\d+$/
+
+/** The top-level fields of a query or path schema that are integers. */
+const integerFields = (schema: object): string[] => {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer')
+}
+
+type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
+
+const decimalIntegers = (validate: ValidateFunction, fields: string[]): Validator => {
+  const check: Validator = (data) => {
+    const values = data as Record<string, unknown> | null
+    for (const name of fields) {
+      const value = values?.[name]
+      if (typeof value === 'string' && !DECIMAL.test(value)) {
+        check.errors = [{ keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type: 'integer' }, message: 'must be integer' }]
+        return false
+      }
+    }
+    const valid = validate(data)
+    check.errors = validate.errors
+    return valid
+  }
+  return check
 }
 
 const pointerToPath = (pointer: string): string =>
@@ -41,8 +75,12 @@ export const describeValidationError = (errors: ErrorObject[], dataVar: string):
 export const installValidation = (app: FastifyInstance): void => {
   const strict = makeAjv(false)
   const coercing = makeAjv(true)
-  const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema as object)
+  const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+    if (httpPart === 'body') return strict.compile(schema as object)
+    const validate = coercing.compile(schema as object)
+    const integers = integerFields(schema as object)
+    return integers.length === 0 ? validate : decimalIntegers(validate, integers)
+  }
   app.setValidatorCompiler(compiler)
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(describeValidationError(errors as ErrorObject[], dataVar)))
 }
