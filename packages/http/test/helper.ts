@@ -128,6 +128,15 @@ export const clientOf = (app: FastifyInstance, credentials: Headers): Injector =
 export const nextLink = (link: string | string[] | number | undefined): string | undefined =>
   typeof link === 'string' ? /^<([^>]+)>; rel="next"$/.exec(link)?.[1] : undefined
 
+/** The `cursor` of a `Link: <…>; rel="next"` header, or undefined on the last page. */
+export const nextCursor = (link: string | string[] | number | undefined): string | undefined => {
+  const url = nextLink(link)
+  return url === undefined ? undefined : new URL(url, 'http://x').searchParams.get('cursor') ?? undefined
+}
+
+/** A cursor written by the test, in the form the service's take (base64url of a JSON array), to feed it what it never issued. */
+export const forgedCursor = (key: unknown): string => Buffer.from(JSON.stringify(key)).toString('base64url')
+
 export const ADA = {
   name: 'Ada Lovelace',
   age: 36,

@@ -108,11 +108,12 @@ t.test('CORS: configured origins only, never a wildcard', async (t) => {
  * `underLoad` keeps the loop busy 60 ms at a time, again and again, while
  * `during` runs, once the monitor has had time to see it.
  */
-const pressured = async (t: Teardown, maxEventLoopDelay: number) => {
+const pressured = async (t: Teardown, maxEventLoopDelay: number, ready?: () => Promise<boolean>) => {
   const app = await buildApp({
     ports: createInMemoryPorts({ passwords: fastPasswordHasher() }),
     access: { tokens: { secret: TEST_JWT_SECRET } },
-    pressure: { maxEventLoopDelay, sampleInterval: 100 }
+    pressure: { maxEventLoopDelay, sampleInterval: 100 },
+    ...(ready === undefined ? {} : { ready })
   })
   t.teardown(() => app.close())
   await app.ready()
@@ -135,17 +136,23 @@ const pressured = async (t: Teardown, maxEventLoopDelay: number) => {
 }
 
 t.test('a saturated event loop turns requests away with 503 and Retry-After, but for the health probes', async (t) => {
-  const { app, underLoad } = await pressured(t, 30)
+  let databaseAnswers = true
+  const { app, underLoad } = await pressured(t, 30, async () => databaseAnswers)
   await new Promise((resolve) => setTimeout(resolve, 250))
   t.equal((await app.inject('/health/live')).statusCode, 200, 'calm: served')
   // The probes are answered all the same: liveness refused under load would
   // have the instance restarted; readiness is whether the database answers.
-  const [res, live, ready] = await underLoad(async () => [await app.inject('/people'), await app.inject('/health/live'), await app.inject('/health/ready')])
+  const [res, live, ready, notReady] = await underLoad(async () => {
+    const answers = [await app.inject('/people'), await app.inject('/health/live'), await app.inject('/health/ready')] as const
+    databaseAnswers = false
+    return [...answers, await app.inject('/health/ready')] as const
+  })
   t.equal(res.statusCode, 503)
   t.equal(res.headers['retry-after'], '5')
   t.match(res.json(), { statusCode: 503, code: 'OVERLOADED' })
   t.same([live.statusCode, live.json()], [200, { status: 'ok' }], 'liveness')
   t.same([ready.statusCode, ready.json()], [200, { status: 'ok' }], 'readiness (it had been 500)')
+  t.same([notReady.statusCode, notReady.json()], [503, { status: 'unavailable' }], 'and not ready when the database does not answer, in the probe\'s own shape')
 })
 
 t.test('a delay of 0 switches load shedding off', async (t) => {
