@@ -12,7 +12,7 @@ const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\
  * Case-insensitive substring match on the name, against the value
  * nameNeedle() binds: person.name_lower holds the name folded by the service
  * (foldName), so the needle is folded the same way and no database's own
- * case tables are involved (see the migration 2026-11-23-person-name-lower).
+ * case tables are involved (see the migration 0003-person-name-lower).
  * PostgreSQL's pg_trgm index serves the LIKE; on SQLite, instr() keeps the
  * exact matches of what the FTS5 index found, or of a walk (name-search.ts).
  */
@@ -49,7 +49,7 @@ export const trigramQuery = (needle: string): string => {
 /**
  * The person table as `alias`, for reading friends' keys, ids and names
  * only. On SQLite through the (pk, id, name) index of the migration
- * 2026-11-29-person-summary-index: its planner reads a row by integer key
+ * 0009-person-summary-index: its planner reads a row by integer key
  * from the table whatever other index holds the columns, so the index is named.
  */
 export const personSummaries = (dialect: Dialect, alias: string): string =>

@@ -6,14 +6,14 @@ import { postgresDatabase, type Teardown } from '@people-service/infra/testing'
 import { schemaOf, sqliteFile } from './helper.js'
 
 /*
- * The migration 2026-11-27-compact-storage on a database that holds data:
+ * The migration 0007-compact-storage on a database that holds data:
  * seeded under the previous schema, migrated up (and down and up again),
  * every person, friendship and message is still there under the same
  * public ids, friend lists keep their order, and deleting a person still
  * takes their friendships (both ways) and their messages along.
  */
 
-const PREVIOUS = '2026-11-26-person-version-and-idempotency'
+const PREVIOUS = '0006-person-version-and-idempotency'
 const PEOPLE = 120
 const FRIENDS = 6
 const MESSAGES = 2

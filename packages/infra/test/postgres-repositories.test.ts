@@ -15,7 +15,7 @@ for (const contractCase of repositoryContract) {
 
 t.test('postgres: people stored before name_lower existed are found once migrated; the migration goes down and up', async (t) => {
   await database.reset()
-  await migrateTo(database, '2026-11-22-accounts-and-api-keys')
+  await migrateTo(database, '0002-accounts-and-api-keys')
   await sql`insert into person (id, name, has_address, created_at, updated_at)
     values ('00000000-0000-7000-8000-000000000001', 'Élodie ᲯᲐᲜᲐ', 0, now(), now())`.execute(database.db)
   await migrateToLatest(database)
@@ -28,21 +28,21 @@ t.test('postgres: people stored before name_lower existed are found once migrate
 
 t.test('postgres: names stored before the final sigma was folded are found by their first letters once migrated', async (t) => {
   await database.reset()
-  await migrateTo(database, '2026-12-01-account-deleting')
+  await migrateTo(database, '0011-account-deleting')
   await sql`insert into person (id, name, name_lower, has_address, created_at, updated_at)
     values ('00000000-0000-7000-8000-000000000001', 'ΟΔΥΣΣΕΥΣ', 'οδυσσευς', 0, now(), now())`.execute(database.db)
   const { people } = createRepositories(database)
   t.same(await people.list({ limit: 10, nameContains: 'ΟΔΥΣΣΕΥΣ' }), [], 'its whole name not found before: the needle\'s last σ against the stored ς')
   await migrateToLatest(database)
   for (const needle of ['ΟΔΥΣ', 'ΟΔΥΣΣΕΥΣ', 'ευς']) t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['ΟΔΥΣΣΕΥΣ'], needle)
-  await migrateTo(database, '2026-12-01-account-deleting')
+  await migrateTo(database, '0011-account-deleting')
   t.same((await sql<{ name_lower: string }>`select name_lower from person`.execute(database.db)).rows.map((r) => r.name_lower), ['οδυσσευς'],
     'down: toLowerCase of the name again, as the search before folds its needle')
 })
 
 t.test('postgres: accounts made before accounts could be disabled are enabled, at token version 0; the migration goes down and up', async (t) => {
   await database.reset()
-  await migrateTo(database, '2026-11-24-person-id-name')
+  await migrateTo(database, '0004-person-id-name')
   await sql`insert into account (id, username, role, password_hash, created_at)
     values ('00000000-0000-7000-8000-000000000001', 'ada', 'admin', 'hash', now())`.execute(database.db)
   await migrateToLatest(database)

@@ -2,7 +2,7 @@ import t from 'tap'
 import { sql } from 'kysely'
 import type { PersonSelection } from '@people-service/domain'
 import { repositoryContract } from '@people-service/domain/testing'
-import { BetterSqlite3, createDatabase, createRepositories, migrateTo, migrateToLatest, sharedSetting } from '@people-service/infra'
+import { BetterSqlite3, createDatabase, createRepositories, migrateTo, migrateToLatest, migrationStatus, sharedSetting } from '@people-service/infra'
 import type { Teardown } from '@people-service/infra/testing'
 import { sqliteFile } from './helper.js'
 
@@ -181,7 +181,7 @@ t.test('name search finds substrings case-insensitively through the trigram inde
 
 t.test('people stored before name_lower existed are found once migrated; the migration goes down and up', async (t) => {
   const handle = await sqliteFile(t)
-  await migrateTo(handle, '2026-11-22-accounts-and-api-keys')
+  await migrateTo(handle, '0002-accounts-and-api-keys')
   await sql`insert into person (id, name, has_address, created_at, updated_at)
     values ('00000000-0000-7000-8000-000000000001', 'Élodie ᲯᲐᲜᲐ', 0, 'x', 'x')`.execute(handle.db)
   await migrateToLatest(handle)
@@ -194,7 +194,7 @@ t.test('people stored before name_lower existed are found once migrated; the mig
 
 t.test('accounts made before accounts could be disabled are enabled, at token version 0; the migration goes down and up', async (t) => {
   const handle = await sqliteFile(t)
-  await migrateTo(handle, '2026-11-24-person-id-name')
+  await migrateTo(handle, '0004-person-id-name')
   await sql`insert into account (id, username, role, password_hash, created_at)
     values ('00000000-0000-7000-8000-000000000001', 'ada', 'admin', 'hash', '2026-11-24T10:00:00.000Z')`.execute(handle.db)
   await migrateToLatest(handle)
@@ -204,7 +204,7 @@ t.test('accounts made before accounts could be disabled are enabled, at token ve
 
 t.test('friends stored before the (pk, id, name) index are listed through it once migrated; the migration goes down and up', async (t) => {
   const handle = await sqliteFile(t)
-  await migrateTo(handle, '2026-11-28-person-page-index')
+  await migrateTo(handle, '0008-person-page-index')
   const ids = [1, 2, 3].map((n) => `00000000-0000-7000-8000-00000000000${n}`)
   for (const [i, id] of ids.entries()) {
     await sql`insert into person (pk, id, name, created_at, updated_at) values (${i + 1}, ${id}, ${`Person ${i + 1}`}, 'x', 'x')`.execute(handle.db)
@@ -217,7 +217,7 @@ t.test('friends stored before the (pk, id, name) index are listed through it onc
   const { friendships } = createRepositories(handle)
   const expected = [{ id: ids[1], name: 'Person 2' }, { id: ids[2], name: 'Person 3' }]
   t.same(await friendships.listFriends(ids[0]!, 10), expected)
-  await migrateTo(handle, '2026-11-28-person-page-index')
+  await migrateTo(handle, '0008-person-page-index')
   t.equal(await summaryIndexes(), 0, 'down drops it')
   await migrateToLatest(handle)
   t.same(await createRepositories(handle).friendships.listFriends(ids[0]!, 10), expected, 'and up makes it again')
@@ -225,7 +225,7 @@ t.test('friends stored before the (pk, id, name) index are listed through it onc
 
 t.test('names stored before the final sigma was folded are found by their first letters once migrated; only those names change', async (t) => {
   const handle = await sqliteFile(t)
-  await migrateTo(handle, '2026-12-01-account-deleting')
+  await migrateTo(handle, '0011-account-deleting')
   await sql`insert into person (pk, id, name, name_lower, created_at, updated_at) values
     (1, '00000000-0000-7000-8000-000000000001', 'ΟΔΥΣΣΕΥΣ', 'οδυσσευς', 'x', 'x'),
     (2, '00000000-0000-7000-8000-000000000002', 'Ada', 'ada', 'x', 'x')`.execute(handle.db)
@@ -234,7 +234,7 @@ t.test('names stored before the final sigma was folded are found by their first 
   await migrateToLatest(handle)
   for (const needle of ['ΟΔΥΣ', 'ΟΔΥΣΣΕΥΣ', 'ευς']) t.same((await people.list({ limit: 10, nameContains: needle })).map((p) => p.name), ['ΟΔΥΣΣΕΥΣ'], `${needle}, through the trigram index, kept in step`)
   t.same((await sql<{ name_lower: string }>`select name_lower from person order by pk`.execute(handle.db)).rows.map((r) => r.name_lower), ['οδυσσευσ', 'ada'])
-  await migrateTo(handle, '2026-12-01-account-deleting')
+  await migrateTo(handle, '0011-account-deleting')
   t.same((await sql<{ name_lower: string }>`select name_lower from person order by pk`.execute(handle.db)).rows.map((r) => r.name_lower), ['οδυσσευς', 'ada'],
     'down: toLowerCase of the name again, as the search before folds its needle')
 })
@@ -245,4 +245,15 @@ t.test('a shared setting is made once and read back by every later caller', asyn
   const second = await sharedSetting(handle, 'jwt_secret', () => 'two')
   t.equal(first, 'one')
   t.equal(second, 'one')
+})
+
+t.test('a database migrated when migrations had dated names keeps its history under the numbered names', async (t) => {
+  const handle = await sqliteFile(t)
+  await sql`update kysely_migration set name = '2026-11-21-initial-schema' where name = '0001-initial-schema'`.execute(handle.db)
+  await sql`update kysely_migration set name = '2026-12-02-name-final-sigma' where name = '0012-name-final-sigma'`.execute(handle.db)
+  const results = (await migrateToLatest(handle)).results ?? []
+  t.same(results, [], 'nothing runs again')
+  const states = await migrationStatus(handle)
+  t.ok(states.every((state) => state.executedAt !== undefined), 'every migration is recorded as run')
+  t.equal(states[0]?.name, '0001-initial-schema')
 })
