@@ -26,11 +26,13 @@ export const startService = async (t: Teardown, env: Record<string, string> = {}
   return { url: `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}` }
 }
 
+/** A login token of the tests' admin. */
+export const adminToken = async (url: string): Promise<string> =>
+  (await new PeopleServiceClient({ baseUrl: url }).auth.login({ username: 'admin', password: ADMIN_PASSWORD })).access_token
+
 /** A client logged in as the tests' admin. */
-export const adminClient = async (url: string, options: Partial<ClientOptions> = {}): Promise<PeopleServiceClient> => {
-  const { access_token: accessToken } = await new PeopleServiceClient({ baseUrl: url }).auth.login({ username: 'admin', password: ADMIN_PASSWORD })
-  return new PeopleServiceClient({ baseUrl: url, accessToken, ...options })
-}
+export const adminClient = async (url: string, options: Partial<ClientOptions> = {}): Promise<PeopleServiceClient> =>
+  new PeopleServiceClient({ baseUrl: url, accessToken: await adminToken(url), ...options })
 
 /** Every request a client sends, as its fetch saw it. */
 export interface Sent { method: string, url: string, headers: Record<string, string> }
