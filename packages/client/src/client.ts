@@ -51,7 +51,11 @@ export interface TailOptions extends EventQuery {
 
 /** Events as they come, forever (or until `break`, or the signal). */
 export interface EventTail extends AsyncIterable<CloudEvent> {
-  /** The cursor after the last page whose events were all handed out: store it, resume with `after`. */
+  /**
+   * Where to resume (as `after`) once the events handed out so far are done with:
+   * after the last one when it ended a page, else before its page (whose
+   * earlier events then come again: at least once, never skipped).
+   */
   readonly cursor: string | undefined
   /** The events a poll at a time, each with the cursor after it. */
   pages(): AsyncIterableIterator<Page<CloudEvent>>
@@ -194,7 +198,7 @@ const eventsPath = (query: EventQuery & { after?: string, wait?: number }): stri
 const tailEvents = (send: Transport, options: TailOptions): EventTail => {
   const wait = options.wait ?? 30
   let cursor = options.after
-  async function * pages (): AsyncIterableIterator<Page<CloudEvent>> {
+  async function * polls (): AsyncIterableIterator<Page<CloudEvent>> {
     let path = eventsPath({ ...options, wait })
     for (;;) {
       const answer = await send({ method: 'GET', path, extraTimeoutMs: wait * 1000, signal: options.signal })
@@ -203,14 +207,25 @@ const tailEvents = (send: Transport, options: TailOptions): EventTail => {
       path = nextLink(answer.headers.get('link'), answer.url) ?? answer.url
       const nextCursor = cursorOf(path) ?? cursor
       if (events.length > 0) yield { items: events, nextCursor }
-      cursor = nextCursor
+      else cursor = nextCursor
     }
   }
   return {
     get cursor () { return cursor },
-    pages,
+    async * pages () {
+      for await (const page of polls()) {
+        cursor = page.nextCursor
+        yield page
+      }
+    },
     async * [Symbol.asyncIterator] () {
-      for await (const page of pages()) yield * page.items
+      for await (const page of polls()) {
+        for (const [index, event] of page.items.entries()) {
+          // A cursor points between pages: it passes a page with the page's last event.
+          if (index === page.items.length - 1) cursor = page.nextCursor
+          yield event
+        }
+      }
     }
   }
 }
