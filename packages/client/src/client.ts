@@ -13,40 +13,40 @@ export interface ClientOptions {
   /** Where the service is, e.g. `https://people.example.org`. */
   baseUrl: string
   /** Sent as `X-API-Key`. */
-  apiKey?: string
+  apiKey?: string | undefined
   /** Sent as `Authorization: Bearer …`; a function is asked before every attempt (tokens that renew). */
-  accessToken?: string | (() => string | Promise<string>)
+  accessToken?: string | (() => string | Promise<string>) | undefined
   /** Attempts per call, the first included (default 3); 1 turns retries off. */
-  maxAttempts?: number
+  maxAttempts?: number | undefined
   /** A Retry-After longer than this fails the call at once instead of waiting (default 30,000 ms). */
-  maxRetryDelayMs?: number
+  maxRetryDelayMs?: number | undefined
   /** The first back-off where the service names no delay (default 250 ms, doubling). */
-  baseRetryDelayMs?: number
+  baseRetryDelayMs?: number | undefined
   /** How long one attempt may take (default 30,000 ms). */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /** Headers sent with every request. */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
   /** The platform's `fetch` by default. */
-  fetch?: Fetch
+  fetch?: Fetch | undefined
 }
 
 export interface WriteOptions {
   /** Change only if the resource is still at this ETag; else PreconditionFailedError (412) and nothing changes. */
-  ifMatch?: string
+  ifMatch?: string | undefined
 }
 
 export interface CreateOptions {
   /** The key that makes a repeat safe; the client makes one per call when none is given and keeps it across its retries. */
-  idempotencyKey?: string
+  idempotencyKey?: string | undefined
 }
 
 export interface TailOptions extends EventQuery {
   /** The cursor to start after (a `cursor` of an earlier tail or page); the oldest kept event when absent. */
-  after?: string
+  after?: string | undefined
   /** Seconds each poll waits for news, 0–30 (default 30). */
-  wait?: number
+  wait?: number | undefined
   /** Ends the tail, also during a poll. */
-  signal?: AbortSignalLike
+  signal?: AbortSignalLike | undefined
 }
 
 /** Events as they come, forever (or until `break`, or the signal). */
@@ -166,7 +166,7 @@ export class PeopleServiceClient {
 
   readonly events = {
     /** Events oldest first, every page there is now. */
-    list: (query: EventQuery & { after?: string } = {}): Paginated<CloudEvent> => paginate(this.#send, eventsPath(query)),
+    list: (query: EventQuery & { after?: string | undefined } = {}): Paginated<CloudEvent> => paginate(this.#send, eventsPath(query)),
     /** Events as they are recorded, over long polls of `GET /events?wait=`. */
     tail: (options: TailOptions = {}): EventTail => tailEvents(this.#send, options)
   }
@@ -186,7 +186,7 @@ export class PeopleServiceClient {
   }
 }
 
-const eventsPath = (query: EventQuery & { after?: string, wait?: number }): string => withQuery('/events', {
+const eventsPath = (query: EventQuery & { after?: string | undefined, wait?: number | undefined }): string => withQuery('/events', {
   limit: query.limit,
   type: query.types?.join(','),
   subject: query.subject,

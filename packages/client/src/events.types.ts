@@ -29,11 +29,11 @@ export interface CloudEvent<Data = unknown> {
 
 export interface EventQuery {
   /** Only these types. */
-  types?: EventType[]
+  types?: EventType[] | undefined
   /** Only events of this subject, e.g. `/person/<id>`. */
-  subject?: string
+  subject?: string | undefined
   /** Events per page, 1–1000 (the service's default: 100). */
-  limit?: number
+  limit?: number | undefined
 }
 
 export interface Webhook {

@@ -38,7 +38,7 @@ export type PasswordChange = JsonBody<'changePassword'>
 export type PeopleQuery = Omit<QueryOf<'listPeople'>, 'cursor'>
 export type FriendsQuery = Omit<QueryOf<'listFriends'>, 'cursor'>
 export type MessagesQuery = Omit<QueryOf<'listMessages'>, 'cursor'>
-export type PageQuery = { limit?: number }
+export type PageQuery = { limit?: number | undefined }
 
 /** What the client read of the response a result came from. */
 export interface ResponseInfo {

@@ -6,9 +6,9 @@ export type WebhookHeaders = { get(name: string): string | null } | Record<strin
 
 export interface VerifyOptions {
   /** How far the `webhook-timestamp` may be from now, either way (default 300 s, as the specification advises). */
-  toleranceSeconds?: number
+  toleranceSeconds?: number | undefined
   /** Now, in milliseconds since the epoch (tests). */
-  now?: number
+  now?: number | undefined
 }
 
 const header = (headers: WebhookHeaders, name: string): string | undefined => {
