@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { Webhook } from 'standardwebhooks'
 import t from 'tap'
-import { ADMIN_PASSWORD, startService } from './helper.js'
+import { ADMIN_PASSWORD, adminClient, startService } from './helper.js'
 
 const execFile = promisify(execFileCallback)
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
@@ -21,6 +21,15 @@ const npm = (args: string[], cwd: string): string =>
 
 // Another service's code, in TypeScript, against the installed package alone:
 // no DOM or Node typings, strict, every optional property exact.
+/** The README's five lines, with what Node would give them declared and the service's address filled in. */
+const readmeSnippet = (url: string): string => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
+  const section = readme.slice(readme.indexOf('## A client for other services'))
+  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? ''
+  return 'declare const console: { log(line: string): void }\ndeclare const process: { env: Record<string, string | undefined> }\n' +
+    code.replace("'http://127.0.0.1:3000'", JSON.stringify(url))
+}
+
 const CONSUMER = `
 import { PeopleServiceClient, PeopleServiceError, PreconditionFailedError, verifyWebhook, type PersonPatch, type PersonSummary } from '@people-service/client'
 declare const console: { log(line: string): void }
@@ -74,15 +83,17 @@ t.test('another service installs the packed client offline and, type-checked str
 
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }))
   npm(['install', '--no-audit', '--no-fund', '--offline', join(dir, packed!.filename)], dir)
+  const service = await startService(t)
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
     compilerOptions: { target: 'ES2023', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, types: [], outDir: 'out' },
-    files: ['use.ts']
+    files: ['use.ts', 'readme.ts']
   }))
   writeFileSync(join(dir, 'use.ts'), CONSUMER)
+  const snippet = readmeSnippet(service.url)
+  t.equal(snippet.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('declare ')).length, 5, 'five lines')
+  writeFileSync(join(dir, 'readme.ts'), snippet)
   // The shipped declarations are checked too (no skipLibCheck).
   await execFile(process.execPath, [tsc, '-p', dir], { cwd: dir })
-
-  const service = await startService(t)
   const secret = `whsec_${Buffer.from('a webhook secret of the consumer test').toString('base64')}`
   const body = JSON.stringify({ specversion: '1.0', id: 'event-1', type: 'person.created', data: { id: 'x' } })
   const now = new Date()
@@ -101,4 +112,8 @@ t.test('another service installs the packed client offline and, type-checked str
     event: 'person.created',
     unused: 'object'
   })
+
+  const { key } = await (await adminClient(service.url)).apiKeys.create({ name: 'the README' })
+  const readme = await execFile(process.execPath, [join(dir, 'out', 'readme.js')], { cwd: dir, env: { ...process.env, PEOPLE_API_KEY: key } })
+  t.same(readme.stdout.split('\n').filter(Boolean).sort(), ['Ada Lovelace', 'Ada Lovelace', 'Adaline'], 'the README\'s lines run as written')
 })
