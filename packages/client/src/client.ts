@@ -10,7 +10,7 @@ import type {
 } from './types.js'
 
 export interface ClientOptions {
-  /** Where the service is, e.g. `https://people.example.org`. */
+  /** The service's origin, e.g. `https://people.example.org` (a path in it is refused: the service's paths start at its root). */
   baseUrl: string
   /** Sent as `X-API-Key`. */
   apiKey?: string | undefined

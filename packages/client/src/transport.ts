@@ -42,7 +42,10 @@ export type Transport = (call: Call) => Promise<Answer>
  * `retry.maxAttempts` attempts; then the last failure is thrown.
  */
 export const createTransport = (options: TransportOptions): Transport => {
-  const origin = new URL(options.baseUrl).origin
+  const base = new URL(options.baseUrl)
+  // The service's paths, and the Links it hands out, start at its root.
+  if (base.pathname !== '/' || base.search !== '') throw new TypeError(`baseUrl must be the service's origin (scheme, host and port), not ${options.baseUrl}`)
+  const origin = base.origin
   const sleep = (ms: number, signal: AbortSignalLike | undefined) => new Promise<void>((resolve, reject) => {
     if (signal?.aborted === true) { reject(signal.reason); return }
     const onAbort = () => { clearTimeout(timer); reject(signal?.reason) }
@@ -63,6 +66,7 @@ export const createTransport = (options: TransportOptions): Transport => {
 
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= options.retry.maxAttempts
+      const credentials = await options.credentials()
       let response: FetchResponse
       let text: string
       const controller = new AbortController()
@@ -73,7 +77,7 @@ export const createTransport = (options: TransportOptions): Transport => {
         if (call.signal?.aborted === true) throw call.signal.reason
         response = await options.fetch(url.href, {
           method: call.method,
-          headers: { ...headers, ...await options.credentials() },
+          headers: { ...headers, ...credentials },
           ...(body === undefined ? {} : { body }),
           signal: controller.signal
         })

@@ -120,6 +120,11 @@ t.test('keys and accounts: create, iterate, use, delete', async (t) => {
   t.equal(taken.code, 'USERNAME_TAKEN')
 })
 
+t.test('a base URL with a path is refused at once, not followed by surprising requests', async (t) => {
+  t.throws(() => new PeopleServiceClient({ baseUrl: `${service.url}/api` }), { name: 'TypeError', message: /origin/ })
+  t.doesNotThrow(() => new PeopleServiceClient({ baseUrl: `${service.url}/` }))
+})
+
 t.test('a Link to another origin is not followed with the credentials', async (t) => {
   const foreign = new PeopleServiceClient({
     baseUrl: service.url,
