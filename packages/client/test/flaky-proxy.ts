@@ -9,6 +9,8 @@ export type Fault =
   | 'cut-before'
   /** The service answers, then the connection is cut before the answer reaches the client. */
   | 'cut-after'
+  /** The service answers, and the answer is held back until the client gives up. */
+  | 'hold-after'
   /** The proxy answers itself, as a service refusing the request would. */
   | { status: number, retryAfter?: string, code?: string }
 
@@ -49,6 +51,7 @@ export const flakyProxy = async (t: Teardown, target: string, plan: (request: Se
         const text = await upstream.text()
         entry.upstreamStatus = upstream.status
         if (fault === 'cut-after') { request.socket.destroy(); return }
+        if (fault === 'hold-after') return
         response.writeHead(upstream.status, Object.fromEntries([...upstream.headers].filter(([name]) => !HOP_BY_HOP.has(name))))
         response.end(text)
       }, () => request.socket.destroy())

@@ -15,7 +15,7 @@ const admin = await adminClient(service.url)
 const accessToken = await adminToken(service.url)
 
 /** A client logged in as admin that talks to the service through a proxy doing `plan`. */
-const throughProxy = async (t: Teardown, plan: (request: Seen, index: number) => Fault, options: { maxAttempts?: number, maxRetryDelayMs?: number } = {}) => {
+const throughProxy = async (t: Teardown, plan: (request: Seen, index: number) => Fault, options: { maxAttempts?: number, maxRetryDelayMs?: number, timeoutMs?: number } = {}) => {
   const proxy = await flakyProxy(t, service.url, plan)
   const client = new PeopleServiceClient({ baseUrl: proxy.url, accessToken, baseRetryDelayMs: 10, ...options })
   return { client, seen: proxy.seen }
@@ -83,6 +83,34 @@ t.test('409 IDEMPOTENCY_KEY_IN_USE (the first still runs) is waited out', async 
   const { client, seen } = await throughProxy(t, firstTimes('POST', '/person', 1, { status: 409, retryAfter: '0', code: 'IDEMPOTENCY_KEY_IN_USE' }))
   const person = await client.people.create({ name: 'After a conflict' })
   t.equal(person.lastResponse.statusCode, 201)
+  t.equal(seen.length, 2)
+})
+
+t.test('a create whose answer does not come in time is sent again with its key, and gets the first answer', async (t) => {
+  const { client, seen } = await throughProxy(t, firstTimes('POST', '/person', 1, 'hold-after'), { timeoutMs: 500 })
+  const started = Date.now()
+  const person = await client.people.create({ name: 'Slow answer' })
+  t.ok(Date.now() - started >= 450, 'the first attempt timed out')
+  t.same(seen.map((s) => s.upstreamStatus), [201, 201])
+  t.ok(person.lastResponse.replayed)
+  t.equal((await peopleNamed('Slow answer')).length, 1)
+})
+
+t.test('an update that times out is not sent again', async (t) => {
+  const ada = await admin.people.create({ name: 'Slow update' })
+  const { client, seen } = await throughProxy(t, firstTimes('PATCH', `/person/${ada.id}`, 1, 'hold-after'), { timeoutMs: 300 })
+  const error = await client.people.update(ada.id, { age: 41 }).catch((error: unknown) => error) as PeopleServiceError
+  t.equal(error.statusCode, 0)
+  t.equal(error.code, 'TIMEOUT')
+  t.equal(seen.length, 1)
+})
+
+t.test('Retry-After as an HTTP date is waited for too', async (t) => {
+  const { client, seen } = await throughProxy(t, (request, index) => index === 0 ? { status: 429, retryAfter: new Date(Date.now() + 2_000).toUTCString() } : 'forward')
+  const started = Date.now()
+  t.equal((await client.people.create({ name: 'After a date' })).lastResponse.statusCode, 201)
+  // An HTTP date has whole seconds: the wait is between one and two of them.
+  t.ok(Date.now() - started >= 900, `waited ${Date.now() - started} ms`)
   t.equal(seen.length, 2)
 })
 
