@@ -12,8 +12,11 @@ export interface VerifyOptions {
 }
 
 const header = (headers: WebhookHeaders, name: string): string | undefined => {
-  const value = typeof headers.get === 'function' ? (headers as { get(name: string): string | null }).get(name) : (headers as Record<string, string | string[] | undefined>)[name]
-  return Array.isArray(value) ? value[0] : (value ?? undefined)
+  if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined
+  // A record built by hand may spell the names in any case; Node's are lower-case.
+  const entry = Object.entries(headers as Record<string, string | string[] | undefined>).find(([key]) => key.toLowerCase() === name)
+  const value = entry?.[1]
+  return Array.isArray(value) ? value[0] : value
 }
 
 const base64ToBytes = (text: string): Uint8Array => Uint8Array.from(atob(text), (c) => c.charCodeAt(0))

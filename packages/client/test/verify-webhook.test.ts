@@ -52,6 +52,8 @@ t.test('a request the reference signs verifies, with its headers as a record, as
   const headers = signed()
   t.same(await verifyWebhook(secret, headers, body), event)
   t.same(await verifyWebhook(secret, new Headers(headers), new TextEncoder().encode(body)), event)
+  const spelled = { 'Webhook-Id': headers['webhook-id'], 'Webhook-Timestamp': headers['webhook-timestamp'], 'Webhook-Signature': headers['webhook-signature'] }
+  t.same(await verifyWebhook(secret, spelled, body), event, 'header names in any case')
   t.same(await verdicts(headers, body), { ours: event.id, theirs: event.id })
 })
 
