@@ -75,3 +75,30 @@ for (const [path, bootstrap] of [['/docs', '/docs/static/swagger-initializer.js'
     t.notMatch(page.body, /\son[a-z]+=/i, 'no inline event handler')
   })
 }
+
+t.test('GET / and /favicon.ico are public: the address the server prints leads to the docs', async (t) => {
+  const root = await fetch(`${server.url}/`)
+  t.equal(root.status, 200, 'no credentials asked')
+  const body = await root.json() as Record<string, string>
+  t.match(body, { name: 'People Service', version: /^\d+\.\d+\.\d+/, docs: '/docs', graphiql: '/graphiql', openapi: '/openapi.json' })
+  const document = await (await fetch(new URL(body.openapi!, server.url))).json() as { info: { version: string } }
+  t.equal(document.info.version, body.version, 'the version the OpenAPI document states')
+  for (const link of [body.docs!, body.graphiql!, body.openapi!]) {
+    t.equal((await fetch(new URL(link, server.url))).status, 200, `${link} answers, without credentials`)
+  }
+
+  const icon = await fetch(`${server.url}/favicon.ico`)
+  t.equal(icon.status, 200)
+  t.equal(icon.headers.get('content-type'), 'image/x-icon')
+  const bytes = Buffer.from(await icon.arrayBuffer())
+  t.same([...bytes.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file')
+  const etag = icon.headers.get('etag')
+  t.ok(etag, 'with a validator')
+  t.match(icon.headers.get('cache-control'), /public/)
+  t.equal((await fetch(`${server.url}/favicon.ico`, { headers: { 'if-none-match': etag! } })).status, 304, 'revalidated without the body')
+
+  const posted = await fetch(`${server.url}/`, { method: 'POST' })
+  t.equal(posted.status, 405, 'another method on / is 405, not 401')
+  t.equal(posted.headers.get('allow'), 'GET, HEAD')
+  t.equal((await fetch(`${server.url}/nowhere`)).status, 401, 'other paths still need credentials')
+})
