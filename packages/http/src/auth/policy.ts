@@ -25,6 +25,9 @@ const ADMIN_ACCOUNTS = { access: 'caller', scope: 'admin', accounts: true } as c
  */
 export const POLICY = {
   'auth.login': PUBLIC,
+  // The address the server prints, and the icon a browser asks for beside it.
+  root: PUBLIC,
+  favicon: PUBLIC,
   'health.live': PUBLIC,
   'health.ready': PUBLIC,
   openapi: PUBLIC,
