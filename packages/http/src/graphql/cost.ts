@@ -44,8 +44,12 @@ const WHOLE_PERSON_FIELDS = new Set(['age', 'email', 'address'])
 const PERSON_ENTRIES: Partial<Record<ListField, readonly string[]>> = {
   'Query.people': [],
   'Query.peopleConnection': ['edges', 'node'],
-  'Person.friends': []
+  'Person.friends': [],
+  'Person.friendsConnection': ['edges', 'node']
 }
+
+/** A connection's edges: as many as its `first`, counted at the connection as the list it pages. */
+const CONNECTION_EDGES: ReadonlySet<string> = new Set(['PersonConnection.edges', 'MessageConnection.edges'])
 
 const isListField = (key: string): key is ListField => key in LIST_ARGUMENTS
 
@@ -81,8 +85,7 @@ const estimatorFor = (fragments: Fragments, variables: Record<string, unknown>):
   }
   if (key === 'Message.person') return COST_WEIGHTS.messagePerson + childComplexity
   if (type.name === 'Mutation') return COST_WEIGHTS.mutation + childComplexity
-  // A connection's edges are as many as its `first`, counted at the connection.
-  if (key === 'PersonConnection.edges') return childComplexity
+  if (CONNECTION_EDGES.has(key)) return childComplexity
   // Every other list of the schema is limited; only introspection's lists are
   // not, and those are as long as the schema is small.
   if (isListType(getNullableType(field.type)) && !field.name.startsWith('__') && !type.name.startsWith('__')) {
