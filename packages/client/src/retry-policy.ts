@@ -17,10 +17,11 @@ const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])
  * Whether a request may be sent again after the connection failed, when the
  * service may or may not have acted on it: only where acting twice is the
  * same as once, or where an Idempotency-Key makes the service answer a repeat
- * with its first answer.
+ * with its first answer. A conditional write (If-Match) is not: had the first
+ * been done, the repeat would fail as if someone else had changed the resource.
  */
-export const mayResendAfterNetworkError = (method: string, hasIdempotencyKey: boolean): boolean =>
-  hasIdempotencyKey || IDEMPOTENT_METHODS.has(method)
+export const mayResendAfterNetworkError = (method: string, request: { idempotencyKey: boolean, conditional: boolean }): boolean =>
+  request.idempotencyKey || (IDEMPOTENT_METHODS.has(method) && !(request.conditional && method !== 'GET' && method !== 'HEAD'))
 
 /**
  * Whether an answer says "not done, try later": 429 and 503 are refused before

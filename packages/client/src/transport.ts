@@ -62,7 +62,7 @@ export const createTransport = (options: TransportOptions): Transport => {
     if (call.idempotencyKey !== undefined) headers['idempotency-key'] = call.idempotencyKey
     const body = call.body === undefined ? undefined : JSON.stringify(call.body)
     if (body !== undefined) headers['content-type'] = 'application/json'
-    const resendable = mayResendAfterNetworkError(call.method, call.idempotencyKey !== undefined)
+    const resendable = mayResendAfterNetworkError(call.method, { idempotencyKey: call.idempotencyKey !== undefined, conditional: headers['if-match'] !== undefined })
 
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= options.retry.maxAttempts
@@ -87,7 +87,7 @@ export const createTransport = (options: TransportOptions): Transport => {
         const timedOut = controller.signal.aborted
         if (last || !resendable) {
           const what = timedOut ? 'timed out' : 'failed before the service answered'
-          throw new PeopleServiceError(`${call.method} ${url.pathname} ${what}${resendable ? ` (${attempt} attempts)` : '; not repeated, as it is not idempotent'}`, {
+          throw new PeopleServiceError(`${call.method} ${url.pathname} ${what}${resendable ? ` (${attempt} attempts)` : '; not repeated, as it may have been done'}`, {
             statusCode: 0, code: timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', cause: error
           })
         }

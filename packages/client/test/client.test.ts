@@ -1,6 +1,6 @@
 import { PeopleServiceClient, PeopleServiceError, PreconditionFailedError, type Account, type CreatedApiKey, type Page, type Person, type PersonSummary } from '@people-service/client'
 import t from 'tap'
-import { adminClient, collect, recordingFetch, startService, type Sent } from './helper.js'
+import { adminClient, adminToken, collect, recordingFetch, startService, type Sent } from './helper.js'
 
 /*
  * The client against the real server on a real port (SQLite file): what a
@@ -118,6 +118,18 @@ t.test('keys and accounts: create, iterate, use, delete', async (t) => {
   const taken = await client.users.create({ username: 'carol', password: 'another long password', role: 'viewer' }).catch((error: unknown) => error) as PeopleServiceError
   t.equal(taken.statusCode, 409)
   t.equal(taken.code, 'USERNAME_TAKEN')
+})
+
+t.test('an access token given as a function is asked for before every request (tokens that renew)', async (t) => {
+  const token = await adminToken(service.url)
+  let asked = 0
+  const requests: Sent[] = []
+  const renewing = new PeopleServiceClient({ baseUrl: service.url, accessToken: async () => { asked++; return token }, fetch: recordingFetch(requests) })
+  t.equal((await renewing.users.me()).username, 'admin')
+  await collect(renewing.people.list({ limit: 3 }))
+  t.ok(requests.length > 2, `several pages (${requests.length} requests)`)
+  t.equal(asked, requests.length, 'once per request')
+  t.ok(requests.every((request) => request.headers.authorization === `Bearer ${token}`))
 })
 
 t.test('a base URL with a path is refused at once, not followed by surprising requests', async (t) => {

@@ -50,7 +50,11 @@ const eventsService = async (t: Teardown) => {
     waiting.add(wake)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
+  t.teardown(() => new Promise<void>((resolve) => {
+    for (const wake of waiting) wake()
+    server.closeAllConnections()
+    server.close(() => resolve())
+  }))
   const record = (type: EventType, subject: string) => {
     const id = `event-${events.length + 1}`
     const time = new Date().toISOString()

@@ -15,8 +15,9 @@ export const ADMIN_PASSWORD = 'the admin password of the client tests'
  */
 export const startService = async (t: Teardown, env: Record<string, string> = {}): Promise<{ url: string }> => {
   const dir = mkdtempSync(join(tmpdir(), 'people-service-client-'))
+  // No load shedding: the tests count requests, and a busy machine would add 503s (retries.test.ts makes its own).
   const config = loadConfig({
-    HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ADMIN_PASSWORD, JWT_SECRET: 'a-jwt-secret-for-the-client-tests-only!!', DATABASE_URL: `sqlite:${join(dir, 'people.db')}`, ...env
+    HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ADMIN_PASSWORD, JWT_SECRET: 'a-jwt-secret-for-the-client-tests-only!!', DATABASE_URL: `sqlite:${join(dir, 'people.db')}`, ...env
   })
   const server = await startServer(config, { logStream: { write: () => {} }, passwords: fastPasswordHasher() })
   t.teardown(async () => {

@@ -126,6 +126,19 @@ t.test('an update whose connection fails is not sent again: it may have been don
   t.equal((await admin.people.get(ada.id)).age, 40, 'the service had done it')
 })
 
+t.test('a conditional delete whose answer is lost is not repeated: the repeat would be a false 412', async (t) => {
+  const ada = await admin.people.create({ name: 'Deleted once' })
+  const { client, seen } = await throughProxy(t, firstTimes('DELETE', `/person/${ada.id}`, 1, 'cut-after'))
+  const error = await client.people.delete(ada.id, { ifMatch: ada.lastResponse.etag }).catch((error: unknown) => error) as PeopleServiceError
+  t.equal(error.code, 'NETWORK_ERROR')
+  t.same(seen.map((s) => s.upstreamStatus), [200], 'sent once, and done')
+  const unconditional = await admin.people.create({ name: 'Deleted without a condition' })
+  const again = await throughProxy(t, firstTimes('DELETE', `/person/${unconditional.id}`, 1, 'cut-after'))
+  const repeated = await again.client.people.delete(unconditional.id).catch((error: unknown) => error) as PeopleServiceError
+  t.equal(repeated.statusCode, 404, 'DELETE is idempotent: repeated, and the person is already gone')
+  t.same(again.seen.map((s) => s.upstreamStatus), [200, 404])
+})
+
 t.test('reads and idempotent writes are sent again after a failed connection', async (t) => {
   const ada = await admin.people.create({ name: 'Read twice' })
   const bob = await admin.people.create({ name: 'Befriended twice' })
