@@ -152,12 +152,20 @@ export const sqliteDatabase = async (t: Teardown): Promise<DatabaseHandle & { st
     url: `sqlite:${join(dir, 'people.db')}`,
     log: (event) => { if (event.level === 'query') statements.push(event.query.sql) }
   })
+  // Gone however the test ends: after it, even when closing fails, or with
+  // the process when it is cut short (a timeout, an exception).
+  const remove = () => { rmSync(dir, { recursive: true, force: true }) }
+  process.once('exit', remove)
+  t.teardown(async () => {
+    try {
+      await handle.close()
+    } finally {
+      remove()
+      process.off('exit', remove)
+    }
+  })
   await migrateToLatest(handle)
   statements.length = 0
-  t.teardown(async () => {
-    await handle.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
   return { ...handle, statements }
 }
 
