@@ -144,6 +144,10 @@ export const ADA = {
   address: { street: "12 St James's Square", city: 'London', country: 'UK' }
 }
 
+/** The folders of the SQLite files below not removed yet: removed with the process at the latest. */
+const openFolders = new Set<string>()
+process.once('exit', () => { for (const dir of openFolders) rmSync(dir, { recursive: true, force: true }) })
+
 /** A migrated SQLite file, removed when the test ends; `statements` counts what it receives. */
 export const sqliteDatabase = async (t: Teardown): Promise<DatabaseHandle & { statements: string[] }> => {
   const dir = mkdtempSync(join(tmpdir(), 'people-service-http-'))
@@ -152,12 +156,19 @@ export const sqliteDatabase = async (t: Teardown): Promise<DatabaseHandle & { st
     url: `sqlite:${join(dir, 'people.db')}`,
     log: (event) => { if (event.level === 'query') statements.push(event.query.sql) }
   })
+  // Gone however the test ends: after it, even when closing fails, or with
+  // the process when it is cut short (a timeout, an exception).
+  openFolders.add(dir)
+  t.teardown(async () => {
+    try {
+      await handle.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+      openFolders.delete(dir)
+    }
+  })
   await migrateToLatest(handle)
   statements.length = 0
-  t.teardown(async () => {
-    await handle.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
   return { ...handle, statements }
 }
 

@@ -42,6 +42,8 @@ const ROUTES: RouteCase[] = [
   { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage`, status: 200 },
   { operation: 'auth.login', method: 'POST', url: () => '/auth/login', body: () => ({ username: 'nobody', password: 'wrong' }), status: 401 },
   { operation: 'health.live', method: 'GET', url: () => '/health/live', status: 200 },
+  { operation: 'root', method: 'GET', url: () => '/', status: 200 },
+  { operation: 'favicon', method: 'GET', url: () => '/favicon.ico', status: 200 },
   { operation: 'health.ready', method: 'GET', url: () => '/health/ready', status: 200 },
   // Last: it ends the caller's token, so no route may come after it.
   { operation: 'auth.password', method: 'POST', url: () => '/auth/password', body: () => ({ currentPassword: PASSWORD, newPassword: PASSWORD }), status: 200 }

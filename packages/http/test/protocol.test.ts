@@ -53,7 +53,7 @@ t.test('methods beyond the usual ones, and the operational paths, get 405 with A
 
 t.test('unknown paths are 404 JSON, whatever the method', async (t) => {
   const { api } = await build(t)
-  for (const [method, url] of [['GET', '/'], ['GET', '/persons'], ['POST', '/people/1/2/3'], ['DELETE', '/nothing']] as const) {
+  for (const [method, url] of [['GET', '/index.html'], ['GET', '/persons'], ['POST', '/people/1/2/3'], ['DELETE', '/nothing']] as const) {
     const res = await api.inject({ method, url })
     t.equal(res.statusCode, 404, `${method} ${url}`)
     t.match(res.headers['content-type'], /application\/json/)
