@@ -81,7 +81,9 @@ t.test('friends and inboxes iterate too; messages are sent once', async (t) => {
   const friends: Person[] = []
   for (let i = 0; i < 4; i++) friends.push(await client.people.create({ name: `Friend ${i}` }))
   for (const friend of friends) t.same(await client.people.befriend(grace.id, friend.id), { personId: grace.id, friendId: friend.id })
-  t.same((await collect(client.people.friends(grace.id))).map((f) => f.id), friends.map((f) => f.id))
+  sent.length = 0
+  t.same((await collect(client.people.friends(grace.id, { limit: 3 }))).map((f) => f.id), friends.map((f) => f.id), 'every friend, across two pages')
+  t.same(sent.map((request) => new URL(request.url).searchParams.has('cursor')), [false, true], 'the second page from the first one\'s Link')
   t.same((await collect(client.people.friends(friends[0]!.id))).map((f) => f.name), ['Grace'], 'friendship is mutual')
   t.same(await client.people.unfriend(grace.id, friends[3]!.id), { personId: grace.id, friendId: friends[3]!.id, deleted: true })
 

@@ -331,7 +331,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the friends of a person, in the order they were stored */
+        /**
+         * List the friends of a person, in the order they were stored
+         * @description Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present, and every friend is listed once.
+         */
         get: operations["listFriends"];
         put?: never;
         post?: never;
@@ -6003,6 +6006,8 @@ export interface operations {
     listFriends: {
         parameters: {
             query?: {
+                /** @description from the Link rel="next" header of the previous page */
+                cursor?: string;
                 limit?: number;
             };
             header?: never;
@@ -6013,11 +6018,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The person's friends, in the order the friends were stored (the order of their ids, but for people created at the same moment on PostgreSQL) */
+            /** @description A page of the person's friends, in the order the friends were stored (the order of their ids, but for people created at the same moment on PostgreSQL) */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
                     "Cache-Control"?: string;
+                    /** @description `<…>; rel="next"`: the next page, with the other query parameters kept. Absent on the last page. */
+                    Link?: string;
                     /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in that budget's window. */
