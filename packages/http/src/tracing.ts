@@ -6,6 +6,8 @@ export type SpanAttributes = Record<string, string | number | boolean>
 /** A span being recorded: what its work learns on the way (an operation's cost) goes on it. */
 export interface RecordingSpan {
   set(attributes: SpanAttributes): void
+  /** Names the span once its work knows what it is (the operation a document holds). */
+  rename(name: string): void
 }
 
 /**

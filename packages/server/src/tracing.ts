@@ -82,7 +82,7 @@ export const startTracing = async (env: NodeJS.ProcessEnv = process.env): Promis
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(await exporterFor(env))] })
   // The global provider, the async context and the W3C trace context propagator.
   provider.register()
-  const tracer = trace.getTracer('people-service')
+  const tracer = provider.getTracer('people-service')
   // One span per request: the app's many hooks, and its handler, would each
   // add one to every request, for little an operator needs.
   const requests = new FastifyOtelInstrumentation({
@@ -118,7 +118,7 @@ export const startTracing = async (env: NodeJS.ProcessEnv = process.env): Promis
     async inSpan (name, attributes, work) {
       return tracer.startActiveSpan(name, { attributes }, async (span) => {
         try {
-          return await work({ set: (more) => { span.setAttributes(more) } })
+          return await work({ set: (more) => { span.setAttributes(more) }, rename: (next) => { span.updateName(next) } })
         } catch (error) {
           fail(span, error)
           throw error
@@ -156,6 +156,12 @@ export const startTracing = async (env: NodeJS.ProcessEnv = process.env): Promis
       return carrier
     },
 
-    shutdown: () => provider.shutdown()
+    async shutdown () {
+      await provider.shutdown()
+      // A later start in this process registers its own.
+      trace.disable()
+      context.disable()
+      propagation.disable()
+    }
   }
 }

@@ -36,9 +36,11 @@ const read = async (request: IncomingMessage): Promise<Buffer> => {
 const otlpReceiver = async (t: Test) => {
   const spans: Array<OtlpSpan & { service: string | undefined }> = []
   const contentTypes: string[] = []
+  const bodies: string[] = []
   const server = createServer((request, response) => {
     read(request).then((body) => {
       contentTypes.push(`${request.method} ${request.url} ${request.headers['content-type']}`)
+      bodies.push(body.toString('latin1'))
       if (request.headers['content-type'] === 'application/json') {
         for (const { resource, scopeSpans } of (JSON.parse(body.toString('utf8')) as OtlpExport).resourceSpans) {
           const service = resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue
@@ -50,7 +52,7 @@ const otlpReceiver = async (t: Test) => {
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, contentTypes, bodies }
 }
 
 const attribute = (span: OtlpSpan, key: string): string | number | boolean | undefined => {
@@ -142,6 +144,21 @@ t.test('the spans of one GraphQL request reach an OTLP receiver as one tree unde
   const requestLines = lines.filter((line) => line.reqId === requestId)
   t.same(requestLines.map((line) => line.msg), ['incoming request', 'request completed'], 'the request\'s lines')
   t.ok(requestLines.every((line) => line.trace_id === traceId), 'each carrying the trace id')
+})
+
+t.test('by default the spans go out as OTLP protobuf', async (t) => {
+  const receiver = await otlpReceiver(t)
+  const otel = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/custom/traces`, OTEL_BSP_SCHEDULE_DELAY: '50' }
+  const saved = { ...process.env }
+  Object.assign(process.env, otel)
+  t.teardown(() => { for (const key of Object.keys(otel)) { if (saved[key] === undefined) Reflect.deleteProperty(process.env, key); else process.env[key] = saved[key] } })
+  const server = await start(t, { ...otel, DATABASE_URL: tempDatabaseUrl(t), MAX_EVENT_LOOP_DELAY_MS: '0' })
+  const admin = await login(server.url)
+  t.equal((await call(server.url, 'POST', '/graphql', admin, { query: 'query Named { people { id } }' })).status, 200)
+  await server.close()
+  t.ok(receiver.contentTypes.length > 0, 'spans were sent')
+  t.ok(receiver.contentTypes.every((line) => line === 'POST /custom/traces application/x-protobuf'), 'as protobuf, to the traces endpoint as given')
+  t.ok(receiver.bodies.some((body) => body.includes('graphql Named')), 'the operation\'s span among them, named as its document names it')
 })
 
 t.test('without OTEL_EXPORTER_OTLP_ENDPOINT log lines carry no trace, and are those Fastify writes', async (t) => {

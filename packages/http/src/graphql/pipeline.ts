@@ -9,7 +9,7 @@ import { formatJsonData, formatResult, GraphQLRequestError, requestError, type C
 import { planOf } from './plan.js'
 import type { PreparedOperation } from './prepared-operation.js'
 import { JsonData } from './sql-plan.js'
-import type { RecordingSpan, SpanAttributes, Tracing } from '../tracing.js'
+import type { RecordingSpan, Tracing } from '../tracing.js'
 
 /*
  * One GraphQL operation, from its text to its answer, in stages:
@@ -122,12 +122,6 @@ export interface Pipeline {
   run(request: OperationRequest, running: Running): Promise<FormattedResult>
 }
 
-/** The span of one operation: named for it, with its kind, name and cost once known (never its text or variables). */
-const operationSpan = (request: OperationRequest): { name: string, attributes: SpanAttributes } => ({
-  name: request.operationName === undefined ? 'graphql' : `graphql ${request.operationName}`,
-  attributes: request.operationName === undefined ? {} : { 'graphql.operation.name': request.operationName }
-})
-
 export const createPipeline = ({ production, tracing, ...settings }: PipelineOptions): Pipeline => {
   const documents = new DocumentCache(settings)
 
@@ -146,7 +140,15 @@ export const createPipeline = ({ production, tracing, ...settings }: PipelineOpt
 
   const run = async (request: OperationRequest, { context, log, pay }: Running, span?: RecordingSpan): Promise<FormattedResult> => {
     const checked = check(request)
-    span?.set({ 'graphql.operation.type': checked.operation.kind, 'graphql.cost.requested': checked.cost, 'graphql.cost.charged': requestsFor(checked.cost) })
+    // Named for the operation the document holds, with its kind and cost: never its text or variables.
+    const { name, kind } = checked.operation
+    span?.rename(name === undefined ? `graphql ${kind}` : `graphql ${name}`)
+    span?.set({
+      'graphql.operation.type': kind,
+      'graphql.cost.requested': checked.cost,
+      'graphql.cost.charged': requestsFor(checked.cost),
+      ...(name === undefined ? {} : { 'graphql.operation.name': name })
+    })
     let cost: CostReport
     try {
       cost = await chargeCost(checked, pay)
@@ -166,9 +168,6 @@ export const createPipeline = ({ production, tracing, ...settings }: PipelineOpt
     check,
     run: tracing === undefined
       ? run
-      : (request, running) => {
-          const { name, attributes } = operationSpan(request)
-          return tracing.inSpan(name, attributes, (span) => run(request, running, span))
-        }
+      : (request, running) => tracing.inSpan('graphql', {}, (span) => run(request, running, span))
   }
 }
