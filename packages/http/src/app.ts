@@ -1,7 +1,7 @@
 import { maxHeaderSize } from 'node:http'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { createUseCases, type MessageEvents, type Ports } from '@people-service/domain'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { GRAPHQL_LIMITS } from './graphql/limits.js'
 import { inProcessMessageBus, type MessageBus } from './graphql/message-bus.js'
 import { registerGraphQL } from './graphql/plugin.js'
@@ -35,6 +35,7 @@ import { usersRoutes } from './routes/users.routes.js'
 import { ErrorSchema } from './schemas/error.schema.js'
 import { MessageSchema } from './schemas/message.schemas.js'
 import { PersonSchema, PersonSummarySchema } from './schemas/person.schemas.js'
+import type { Tracing } from './tracing.js'
 import './types.js'
 
 export interface AppOptions {
@@ -44,6 +45,8 @@ export interface AppOptions {
   /** Readiness of the dependencies (the database); defaults to always ready. */
   ready?: () => Promise<boolean>
   logger?: FastifyServerOptions['logger']
+  /** Spans for requests, GraphQL operations and what they read (tracing.ts); unset: none. */
+  tracing?: Tracing
   /** NODE_ENV=production: no introspection, GraphiQL or "Did you mean" suggestions. */
   production?: boolean
   /** Worst-case cost budget of one GraphQL operation; defaults to GRAPHQL_LIMITS.defaultMaxCost. */
@@ -133,8 +136,11 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     http: { headersTimeout: options.timeouts?.headersMs ?? 10_000, connectionsCheckingInterval: 1000 },
     frameworkErrors: answerBadUrl(setResponseHeaders),
     clientErrorHandler: clientErrorHandler(SECURITY_HEADERS),
-    trustProxy: options.trustProxy ?? false
+    trustProxy: options.trustProxy ?? false,
+    // Traced, a request's lines are logged once its span exists, so that each carries its trace id.
+    ...(options.tracing === undefined ? {} : { logController: new LogController({ disableRequestLogging: true }) })
   }).withTypeProvider<TypeBoxTypeProvider>()
+  if (options.tracing !== undefined) await options.tracing.register(app)
 
   limitConnections(app.server, { ...CONNECTION_DEFAULTS, ...options.connections }, options.trustProxy ?? false)
   limitPipelining(app.server)
@@ -180,7 +186,8 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     production,
     maxCost: options.graphqlMaxCost ?? GRAPHQL_LIMITS.defaultMaxCost,
     jit: options.graphqlJit ?? GRAPHQL_LIMITS.jitAfter,
-    sqlPlan: options.graphqlSqlPlan ?? true
+    sqlPlan: options.graphqlSqlPlan ?? true,
+    ...(options.tracing === undefined ? {} : { tracing: options.tracing })
   })
   methods.close()
 

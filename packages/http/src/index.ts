@@ -1,4 +1,5 @@
 export { buildApp, type AppOptions } from './app.js'
+export type { RecordingSpan, SpanAttributes, Tracing } from './tracing.js'
 export { STATUS_OF } from './errors/status-of.js'
 export type { Caller } from './types.js'
 export { GRAPHQL_LIMITS } from './graphql/limits.js'

@@ -57,6 +57,8 @@ export interface Config {
   usageFlushIntervalMs: number
   /** A bearer token that may read GET /metrics without an admin account (METRICS_TOKEN); unset: admins only. */
   metricsToken: string | undefined
+  /** Traces exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT set; the SDK reads the other OTEL_* itself). */
+  tracing: boolean
 }
 
 export class ConfigError extends Error {
@@ -190,6 +192,8 @@ export const loadConfig = (env: Env = process.env): Config => {
     // (at 4 s the two made 5 s exactly; the start warns of that).
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 3_000, 0, 3_600_000),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000),
-    metricsToken: secret(env, 'METRICS_TOKEN')
+    metricsToken: secret(env, 'METRICS_TOKEN'),
+    tracing: env.OTEL_SDK_DISABLED !== 'true' && env.OTEL_TRACES_EXPORTER !== 'none' &&
+      Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
   }
 }

@@ -11,6 +11,7 @@ import {
 import type { Config } from './config.js'
 import { defaultMaxConnections, openFileLimit } from './open-files.js'
 import { openDatabase } from './open-database.js'
+import { setTraceHeaders } from './trace-context.js'
 
 /**
  * Subscriptions are a live feed: the message is stored before it is
@@ -48,11 +49,15 @@ export interface StartOptions {
 
 /** Opens and migrates the database, builds the app and listens: the composition root. */
 export const startServer = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
+  // Loaded only when asked for: untraced, no OpenTelemetry module is imported.
+  const tracing = config.tracing ? await (await import('./tracing.js')).startTracing() : undefined
+  if (tracing !== undefined) setTraceHeaders(() => tracing.headers())
   const database = openDatabase({
     url: config.databaseUrl,
     poolSize: config.databasePoolSize,
     sqliteSynchronous: config.sqliteSynchronous,
-    sqliteMmapMb: config.sqliteMmapMb
+    sqliteMmapMb: config.sqliteMmapMb,
+    ...(tracing === undefined ? {} : { log: tracing.statements(config.databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgresql') })
   })
   let redis: Redis | undefined
   try {
@@ -68,6 +73,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   let revocations: KeyRevocations & { close?(): void } = localKeyRevocations()
   if (config.redisUrl !== undefined) {
     redis = openRedis(config.redisUrl)
+    tracing?.traceRedis(redis)
     redisReachable = await connectRedis(redis)
     revocations = redisKeyRevocations(redis, config.redisKeyPrefix, {
       onAnnounceFailed: (error) => logger.warn?.('a revoked API key could not be announced through Redis yet; retrying every second', error)
@@ -110,6 +116,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
       ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken })
     },
     messageBus,
+    ...(tracing === undefined ? {} : { tracing }),
     production: config.production,
     graphqlMaxCost: config.graphqlMaxCost,
     graphqlJit: config.graphqlJit === 0 ? false : config.graphqlJit,
@@ -141,6 +148,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     await database.close()
     revocations.close?.()
     if (redis !== undefined) redis.disconnect()
+    await tracing?.shutdown().catch((error: unknown) => { app.log.warn({ err: error }, 'the last spans could not be sent') })
   })
   logger.warn = (message, error) => app.log.warn({ err: error }, message)
 

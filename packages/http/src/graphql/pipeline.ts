@@ -9,6 +9,7 @@ import { formatJsonData, formatResult, GraphQLRequestError, requestError, type C
 import { planOf } from './plan.js'
 import type { PreparedOperation } from './prepared-operation.js'
 import { JsonData } from './sql-plan.js'
+import type { RecordingSpan, Tracing } from '../tracing.js'
 
 /*
  * One GraphQL operation, from its text to its answer, in stages:
@@ -103,6 +104,8 @@ export interface Running {
 export interface PipelineOptions extends DocumentSettings {
   /** Introspection off and "Did you mean" suggestions hidden (limits.ts, error-format.ts). */
   production: boolean
+  /** A span per operation run (`run`), when tracing is on. */
+  tracing?: Tracing
 }
 
 export interface Pipeline {
@@ -119,7 +122,7 @@ export interface Pipeline {
   run(request: OperationRequest, running: Running): Promise<FormattedResult>
 }
 
-export const createPipeline = ({ production, ...settings }: PipelineOptions): Pipeline => {
+export const createPipeline = ({ production, tracing, ...settings }: PipelineOptions): Pipeline => {
   const documents = new DocumentCache(settings)
 
   const check = (request: OperationRequest): CheckedOperation => {
@@ -135,23 +138,36 @@ export const createPipeline = ({ production, ...settings }: PipelineOptions): Pi
     return { operation, variables, cost }
   }
 
+  const run = async (request: OperationRequest, { context, log, pay }: Running, span?: RecordingSpan): Promise<FormattedResult> => {
+    const checked = check(request)
+    // Named for the operation the document holds, with its kind and cost: never its text or variables.
+    const { name, kind } = checked.operation
+    span?.rename(name === undefined ? `graphql ${kind}` : `graphql ${name}`)
+    span?.set({
+      'graphql.operation.type': kind,
+      'graphql.cost.requested': checked.cost,
+      'graphql.cost.charged': requestsFor(checked.cost),
+      ...(name === undefined ? {} : { 'graphql.operation.name': name })
+    })
+    let cost: CostReport
+    try {
+      cost = await chargeCost(checked, pay)
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error
+      throw new GraphQLRequestError(429, [new GraphQLError(error.message, { extensions: { code: error.code } })], {}, {
+        cost: { requested: checked.cost, charged: 1 }
+      })
+    }
+    const plan = planOf(checked.operation)
+    const result = await plan.run(context, checked.variables, log)
+    if (result instanceof JsonData) return formatJsonData(result, { cost })
+    return formatResult(result, { production, requestId: context.requestId, log }, { cost })
+  }
+
   return {
     check,
-    async run (request, { context, log, pay }) {
-      const checked = check(request)
-      let cost: CostReport
-      try {
-        cost = await chargeCost(checked, pay)
-      } catch (error) {
-        if (!(error instanceof RateLimitedError)) throw error
-        throw new GraphQLRequestError(429, [new GraphQLError(error.message, { extensions: { code: error.code } })], {}, {
-          cost: { requested: checked.cost, charged: 1 }
-        })
-      }
-      const plan = planOf(checked.operation)
-      const result = await plan.run(context, checked.variables, log)
-      if (result instanceof JsonData) return formatJsonData(result, { cost })
-      return formatResult(result, { production, requestId: context.requestId, log }, { cost })
-    }
+    run: tracing === undefined
+      ? run
+      : (request, running) => tracing.inSpan('graphql', {}, (span) => run(request, running, span))
   }
 }

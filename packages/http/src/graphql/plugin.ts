@@ -12,6 +12,7 @@ import { httpRoutes } from './http-route.js'
 import { documentRules } from './limits.js'
 import type { MessageBus } from './message-bus.js'
 import { createPipeline } from './pipeline.js'
+import type { Tracing } from '../tracing.js'
 import { QueryCompiler } from './plan.js'
 import { resolvers } from './resolvers.js'
 import { schema as schemaText } from './schema.js'
@@ -35,6 +36,8 @@ export interface GraphQLOptions {
   jit: number | false
   /** Queries of people and friends as one statement per root field that builds the JSON (sql-plan.ts). */
   sqlPlan: boolean
+  /** A span per operation run over HTTP, when tracing is on. */
+  tracing?: Tracing
 }
 
 /**
@@ -47,13 +50,13 @@ export interface GraphQLOptions {
  * and loaders keyed by whole parent objects.
  */
 export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
-  const { useCases, access, revocations, messageBus, production, maxCost, jit, sqlPlan } = options
+  const { useCases, access, revocations, messageBus, production, maxCost, jit, sqlPlan, tracing } = options
   // One executable schema: Mercurius attaches the resolvers to it when it registers.
   const schema = buildSchema(schemaText)
   // Nothing reachable by omission: every root field has a row in the table.
   assertEveryRootFieldGoverned(schema)
   const compiler = jit === false ? false : new QueryCompiler(jit)
-  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, jit: compiler, sqlPlan, production })
+  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, jit: compiler, sqlPlan, production, ...(tracing === undefined ? {} : { tracing }) })
 
   // An own scope: the error handler answers in GraphQL shape on /graphql only.
   await app.register(async (scope) => {
