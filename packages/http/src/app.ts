@@ -33,7 +33,7 @@ import { personRoutes } from './routes/person.routes.js'
 import { usersRoutes } from './routes/users.routes.js'
 import { ErrorSchema } from './schemas/error.schema.js'
 import { MessageSchema } from './schemas/message.schemas.js'
-import { PersonSchema, PersonSummarySchema } from './schemas/person.schemas.js'
+import { PersonIdSchema, PersonSchema, PersonSummarySchema } from './schemas/person.schemas.js'
 import './types.js'
 
 export interface AppOptions {
@@ -157,7 +157,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await registerUnderPressure(app, options.pressure ?? { maxEventLoopDelay: 1000 })
   await registerOpenApi(app)
   await registerMetrics(app, durations, options.metrics ?? {})
-  for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
+  for (const schema of [ErrorSchema, PersonSchema, PersonIdSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
