@@ -22,6 +22,7 @@ import { registerUnderPressure } from './plugins/under-pressure.js'
 import { closeAnsweredUpgrades } from './plugins/upgrades.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
 import { requestIdOf } from './plugins/request-id.js'
+import { RESPONSE_LIMITS } from './response-size.js'
 import { installValidation } from './plugins/validation.js'
 import { apiKeysRoutes } from './routes/api-keys.routes.js'
 import { authRoutes } from './routes/auth.routes.js'
@@ -47,6 +48,12 @@ export interface AppOptions {
   production?: boolean
   /** Worst-case cost budget of one GraphQL operation; defaults to GRAPHQL_LIMITS.defaultMaxCost. */
   graphqlMaxCost?: number
+  /**
+   * The largest response body the service builds (MAX_RESPONSE_BYTES):
+   * GraphQL refuses an operation that could answer more, REST lists end
+   * their pages early. Default RESPONSE_LIMITS.defaultMaxBytes (8 MiB).
+   */
+  maxResponseBytes?: number
   /**
    * Compile a GraphQL query with graphql-jit once it has run this many times;
    * false: never. Default GRAPHQL_LIMITS.jitAfter (`npm run bench` measures both).
@@ -165,10 +172,11 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await app.register(authRoutes, { access })
   await app.register(usersRoutes, { access })
   await app.register(apiKeysRoutes, { access })
-  await app.register(peopleRoutes, { useCases, access })
+  const maxResponseBytes = options.maxResponseBytes ?? RESPONSE_LIMITS.defaultMaxBytes
+  await app.register(peopleRoutes, { useCases, access, maxResponseBytes })
   await app.register(personRoutes, { useCases })
   await app.register(friendsRoutes, { useCases })
-  await app.register(messagesRoutes, { useCases })
+  await app.register(messagesRoutes, { useCases, maxResponseBytes })
   await registerGraphQL(app, {
     useCases,
     access,
@@ -177,6 +185,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     subscriptions: { ...SUBSCRIPTION_DEFAULTS, ...options.subscriptions },
     production,
     maxCost: options.graphqlMaxCost ?? GRAPHQL_LIMITS.defaultMaxCost,
+    maxResponseBytes,
     jit: options.graphqlJit ?? GRAPHQL_LIMITS.jitAfter,
     sqlPlan: options.graphqlSqlPlan ?? true
   })
