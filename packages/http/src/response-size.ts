@@ -1,4 +1,5 @@
 import { MESSAGE_LIMITS, PERSON_LIMITS } from '@people-service/domain'
+import { GraphQLError } from 'graphql'
 
 /**
  * How large a response may grow (MAX_RESPONSE_BYTES), and the worst-case
@@ -62,3 +63,49 @@ export const ENTRY_BYTES = {
  */
 export const entriesWithin = (maxBytes: number, entryBytes: number, limit: number): number =>
   Math.max(1, Math.min(limit, Math.floor((maxBytes - 2) / (entryBytes + 1))))
+
+/** The bytes JSON takes to write `text` as a string, quotes included: what a response pays for it. */
+export const jsonStringLength = (text: string): number => {
+  let bytes = 2
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20) bytes += code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 2 : 6
+    else if (code === 0x22 || code === 0x5c) bytes += 2
+    else if (code < 0x80) bytes += 1
+    else if (code < 0x800) bytes += 2
+    else if (code >= 0xd800 && code <= 0xdfff) bytes += 3 // a pair: 4 bytes in all; a lone one \uXXXX: 6
+    else bytes += 3
+  }
+  return bytes
+}
+
+/**
+ * What an answer may still take while it is built: each large value and
+ * each piece the database writes is counted as it arrives, and the first
+ * past MAX_RESPONSE_BYTES fails, so the rest is never read into memory.
+ */
+export class ResponseBudget {
+  readonly max: number
+  #left: number
+
+  constructor (max: number) {
+    this.max = max
+    this.#left = max
+  }
+
+  /** Counts `bytes` more; throws ResponseTooLarge past the limit. */
+  spend (bytes: number): void {
+    this.#left -= bytes
+    if (this.#left < 0) throw new ResponseTooLarge(this.max)
+  }
+}
+
+/** The error of an answer cut short: GraphQL shows its message and code, as it does a refusal's. */
+export class ResponseTooLarge extends GraphQLError {
+  constructor (max: number) {
+    super(`the answer grew past the ${max.toLocaleString('en')} bytes a response may take (MAX_RESPONSE_BYTES) and was not sent; ask for less`, {
+      extensions: { code: 'RESPONSE_TOO_LARGE' }
+    })
+    this.name = 'ResponseTooLarge'
+  }
+}

@@ -35,7 +35,7 @@ const countStatements = async (t: Checks, people: number, query: string): Promis
 
 t.test('people → friends → messages costs the same statements for 10 people as for 150', async (t) => {
   // 50 people, 500 friends, 500 messages: each level fits in one chunk.
-  const query = '{ people(limit: 50) { friends(limit: 10) { name messages(limit: 1) { text } } } }'
+  const query = '{ people(limit: 50) { friends(limit: 10) { name messages(limit: 1) { id } } } }'
   const few = await countStatements(t, 10, query)
   const many = await countStatements(t, 150, query)
   t.equal(few, 3, 'one statement per level: people, friends, messages')

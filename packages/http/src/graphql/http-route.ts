@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { RateLimits } from '../auth/rate-limits.js'
 import { callerOf } from '../plugins/access.js'
 import { createContext } from './context.js'
+import { ResponseTooLarge } from '../response-size.js'
 import { requestError, type FormattedResult } from './error-format.js'
 import type { Pipeline } from './pipeline.js'
 import { contentTypeOf, negotiate } from './transport.js'
@@ -93,7 +94,7 @@ const bodyWithin = (body: FormattedResult['body'], maxResponseBytes: number): st
   const extensions = typeof body === 'string' ? undefined : body.extensions
   return JSON.stringify({
     data: null,
-    errors: [{ message: `the answer grew past the ${maxResponseBytes.toLocaleString('en')} bytes a response may take (MAX_RESPONSE_BYTES) and was not sent; ask for less`, extensions: { code: 'RESPONSE_TOO_LARGE' } }],
+    errors: [{ message: new ResponseTooLarge(maxResponseBytes).message, extensions: { code: 'RESPONSE_TOO_LARGE' } }],
     ...(extensions === undefined ? {} : { extensions })
   })
 }
@@ -114,7 +115,7 @@ export const httpRoutes = ({ pipeline, useCases, limits, maxResponseBytes }: Htt
     const params = readParams(request)
     const caller = callerOf(request)
     const { status, body } = await pipeline.run({ ...params, door: request.method === 'POST' ? 'POST' : 'GET', caller }, {
-      context: createContext({ useCases, caller, requestId: request.id }),
+      context: createContext({ useCases, caller, requestId: request.id, maxResponseBytes }),
       log: request.log,
       // The RateLimit-* headers show the budget after the charge.
       pay: (units) => limits.charge(request, reply, caller, units)

@@ -4,6 +4,7 @@ import {
 import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
+import { jsonStringLength } from '../response-size.js'
 import { takeTurn } from '../turns.js'
 import { listLimit } from './argument-limits.js'
 import type { GraphQLContext, SubscriptionContext } from './context.js'
@@ -100,6 +101,7 @@ interface Resolvers {
     messages: Resolver<PersonParent, LimitArgs, Message[]>
   }
   Message: {
+    text: Resolver<Message, unknown, string>
     sentAt: Resolver<Message, unknown, string>
     person: Resolver<Message, unknown, Person>
   }
@@ -159,6 +161,11 @@ export const resolvers: Resolvers = {
     messages: (person, args, { loaders }) => loaders.inbox(listLimit('Person.messages', args.limit)).load(person.id)
   },
   Message: {
+    // The one value that can be large: counted as it goes into the answer.
+    text: (message, _, { response }) => {
+      response.spend(jsonStringLength(message.text))
+      return message.text
+    },
     sentAt: (message) => message.sentAt.toISOString(),
     // A message outlives its recipient only between a delete and its cascade.
     person: async (message, _, { loaders }) => {
