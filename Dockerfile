@@ -13,6 +13,7 @@ FROM node:24-slim AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/domain/package.json packages/domain/
+COPY packages/client/package.json packages/client/
 COPY packages/infra/package.json packages/infra/
 COPY packages/http/package.json packages/http/
 COPY packages/server/package.json packages/server/

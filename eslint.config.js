@@ -1,5 +1,5 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['**/dist/**', '.tsbuild/**', 'bench/results/**', 'data/**'] })
+  ...neostandard({ ts: true, ignores: ['**/dist/**', 'packages/client/src/generated/**', '.tsbuild/**', 'bench/results/**', 'data/**'] })
 ]

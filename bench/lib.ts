@@ -36,11 +36,15 @@ export interface Result {
   non2xx: number
   /** Server CPU time (user + system) per request, in µs: what the server spent, whatever the load generator did. */
   cpuPerRequest?: number
+  /** The load generator's CPU over the run, in % of the CPUs it may use. */
+  generatorCpu?: number
   /** req/s over the ceiling's (bare Fastify) in the same run. */
   ratio?: number
   /** The reference scenario (a minimal server's) and req/s over its req/s in the same run. */
   reference?: string
   vsReference?: number
+  /** Server CPU per request over the reference's: the quotient the targets are stated in. */
+  cpuVsReference?: number
 }
 
 /** Resident memory of a process, in MB (Linux: /proc/<pid>/status). */
@@ -142,21 +146,30 @@ export const stopProcess = async (child: ChildProcess): Promise<void> => {
   await exited
 }
 
+/**
+ * Requests built before the load starts and cycled through: a request built
+ * per request (autocannon's `setupRequest`) costs the generator about as much
+ * as the ceiling's server spends answering it, which halves the ceiling.
+ */
+const PREBUILT_REQUESTS = 1000
+
+/** The share of its CPUs the generator may use before its figures are refused: past it the generator, not the server, sets the rate. */
+export const GENERATOR_SATURATION = 0.9
+
+/** CPUs this process (the load generator) may run on. */
+const generatorCpus = (): number => (existsSync('/proc/self/status') ? allowedCpus().length : 1) || 1
+
 export const run = async (baseUrl: string, scenario: Scenario, seconds: number, connections: number, serverPid?: number): Promise<Result> => {
-  const cpuBefore = serverPid === undefined ? 0 : cpuTimeOf(serverPid)
-  const result = await autocannon({
-    url: baseUrl,
-    connections,
-    duration: seconds,
-    requests: [{
-      method: scenario.method ?? 'GET',
-      ...(scenario.headers ? { headers: { ...scenario.headers } } : {}),
-      setupRequest: (request) => {
-        const { path, body } = scenario.request()
-        return { ...request, path, ...(body === undefined ? {} : { body }) }
-      }
-    }]
+  const requests = Array.from({ length: PREBUILT_REQUESTS }, () => {
+    const { path, body } = scenario.request()
+    return { method: scenario.method ?? 'GET', path, ...(body === undefined ? {} : { body }), ...(scenario.headers ? { headers: { ...scenario.headers } } : {}) }
   })
+  const cpuBefore = serverPid === undefined ? 0 : cpuTimeOf(serverPid)
+  const generatorBefore = process.cpuUsage()
+  const started = performance.now()
+  const result = await autocannon({ url: baseUrl, connections, duration: seconds, requests })
+  const generatorUsage = process.cpuUsage(generatorBefore)
+  const generatorShare = (generatorUsage.user + generatorUsage.system) / 1000 / (performance.now() - started) / generatorCpus()
   return {
     scenario: scenario.name,
     ...(scenario.reference === undefined ? {} : { reference: scenario.reference }),
@@ -165,9 +178,13 @@ export const run = async (baseUrl: string, scenario: Scenario, seconds: number, 
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    generatorCpu: Math.round(generatorShare * 100),
     ...(serverPid === undefined ? {} : { cpuPerRequest: Math.round((cpuTimeOf(serverPid) - cpuBefore) / Math.max(1, result.requests.total)) })
   }
 }
+
+/** Whether the generator, not the server, was the limit of a result: its req/s and ratios say nothing of the server. */
+export const generatorBound = (result: Result): boolean => (result.generatorCpu ?? 0) >= GENERATOR_SATURATION * 100
 
 /**
  * The parts of one scenario's load as one result: `requestsPerSecond` as the
@@ -186,18 +203,21 @@ export const combineParts = (scenario: string, parts: Result[], requestsPerSecon
     p99: Math.max(...parts.map((part) => part.p99)),
     errors: sum((part) => part.errors),
     non2xx: sum((part) => part.non2xx),
+    generatorCpu: Math.max(...parts.map((part) => part.generatorCpu ?? 0)),
     cpuPerRequest: Math.round(sum((part) => (part.cpuPerRequest ?? 0) * part.requestsPerSecond) / Math.max(1, sum((part) => part.requestsPerSecond)))
   }
 }
 
 /** Sets each result's ratio to the ceiling (the first result) and to its reference scenario, all of one run. */
 export const compareWithinRun = (results: Result[]): void => {
-  const rateOf = new Map(results.map((r) => [r.scenario, r.requestsPerSecond]))
+  const byName = new Map(results.map((r) => [r.scenario, r]))
   const ceilingRate = results[0]!.requestsPerSecond
   for (const result of results) {
     result.ratio = result.requestsPerSecond / ceilingRate
-    const reference = result.reference === undefined ? undefined : rateOf.get(result.reference)
-    if (reference !== undefined) result.vsReference = result.requestsPerSecond / reference
+    const reference = result.reference === undefined ? undefined : byName.get(result.reference)
+    if (reference === undefined) continue
+    result.vsReference = result.requestsPerSecond / reference.requestsPerSecond
+    if (result.cpuPerRequest !== undefined && reference.cpuPerRequest) result.cpuVsReference = result.cpuPerRequest / reference.cpuPerRequest
   }
 }
 
@@ -209,9 +229,15 @@ export const printRows = (rows: string[][]): void => {
 
 export const printTable = (results: Result[]): void => {
   const withReference = results.some((r) => r.vsReference !== undefined)
-  printRows([['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'CPU µs/req', 'ratio', ...(withReference ? ['vs minimal'] : [])],
-    ...results.map((r) => [r.scenario, String(r.requestsPerSecond), String(r.p50), String(r.p99), String(r.errors), String(r.non2xx), String(r.cpuPerRequest ?? ''),
-      r.ratio === undefined ? '' : r.ratio.toFixed(3), ...(withReference ? [r.vsReference === undefined ? '' : r.vsReference.toFixed(2)] : [])])])
+  const refused = (r: Result, figure: string) => (generatorBound(r) ? 'refused' : figure)
+  printRows([['scenario', 'CPU µs/req', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'generator CPU', 'ratio', ...(withReference ? ['vs minimal', 'CPU vs minimal'] : [])],
+    ...results.map((r) => [r.scenario, String(r.cpuPerRequest ?? ''), refused(r, String(r.requestsPerSecond)), String(r.p50), String(r.p99), String(r.errors), String(r.non2xx),
+      `${r.generatorCpu ?? ''}%`, r.ratio === undefined ? '' : refused(r, r.ratio.toFixed(3)),
+      ...(withReference ? [r.vsReference === undefined ? '' : refused(r, r.vsReference.toFixed(2)), r.cpuVsReference === undefined ? '' : `${r.cpuVsReference.toFixed(2)}×`] : [])])])
+  const bound = results.filter(generatorBound)
+  process.stdout.write(bound.length === 0
+    ? `self-check: passed (the load generator stayed under ${GENERATOR_SATURATION * 100}% of its CPUs in every row)\n`
+    : `self-check: FAILED, the load generator was saturated in ${bound.map((r) => r.scenario).join('; ')}: their req/s and ratios are refused (the CPU per request stands)\n`)
 }
 
 export const saveResults = (name: string, data: unknown): string => {

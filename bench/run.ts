@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import {
-  BENCH_OPTIONS, benchApiKey, combineParts, compareWithinRun, freePort, pinCpus, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase,
+  BENCH_OPTIONS, benchApiKey, combineParts, compareWithinRun, freePort, generatorBound, pinCpus, printRows, printTable, rssMbOf, run, saveResults, seedBenchDatabase,
   serviceSettingsFromEnv, startBenchServer, startProcess, stopProcess, type Result, type Scenario
 } from './lib.js'
 
@@ -42,7 +42,7 @@ const pinning = pinCpus()
 // The real server reads the rest of its settings from this environment, as in production.
 const settings = serviceSettingsFromEnv()
 const settingsText = Object.entries(settings).map(([name, value]) => `${name}=${value}`).join(' ') || 'the defaults'
-process.stdout.write(`${pinning}; the service with ${settingsText}\n`)
+process.stdout.write(`Node ${process.version}; ${pinning}; the service with ${settingsText}\n`)
 const ADMIN_PASSWORD = randomBytes(18).toString('base64url')
 
 /** A server under test on one size's file, and the scenario it runs there. */
@@ -293,6 +293,7 @@ try {
       })
     ])
   }
+  if (sizes.some((size) => size.results.some(generatorBound))) process.exitCode = 1
   const runs = sizes.map(({ people, seedSeconds, databaseMb, serverRssMb, results }) => ({ people, seedSeconds, databaseMb, serverRssMb, results }))
   const file = saveResults('bench', { seconds, connections, warmup, cold: values.cold, pinning, settings, runs })
   process.stdout.write(`written to ${file}\n`)

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { connectRedis, openRedis, type SeedOptions } from '@people-service/infra'
 import { asPostgresAdmin, createPostgresDatabase, stopTestServices, testPostgresUrl, testRedisUrl } from '@people-service/infra/testing'
-import { BENCH_OPTIONS, benchApiKey, combineParts, compareWithinRun, freePort, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
+import { BENCH_OPTIONS, benchApiKey, combineParts, compareWithinRun, freePort, generatorBound, printTable, run, saveResults, seedBenchDatabase, startBenchServer, startProcess, stopProcess, type Result, type Scenario } from './lib.js'
 
 /*
  * npm run bench:scale -- [--people 100000] [--friends 20] [--messages 3] [--seconds 10]
@@ -129,14 +129,20 @@ const stop = async (instance: Instance): Promise<void> => {
   live.delete(instance.server)
 }
 
-const scenariosFor = (key: string, ids: string[]): Scenario[] => {
-  const headers = { 'x-api-key': key }
+/** The scenarios of the minimal pg server, the references of the PostgreSQL rows. */
+const MINIMAL_PG = 'minimal Fastify + pg, 1 instance'
+const referenceOf = (scenario: string) => `${MINIMAL_PG} | ${scenario}`
+
+const scenariosFor = (headers: Record<string, string>, ids: string[], reference = false): Scenario[] => {
+  const withReference = (name: string) => (reference ? { reference: referenceOf(name) } : {})
   return [
-    { name: 'GET /person/<id>', headers, request: () => ({ path: `/person/${ids[Math.floor(Math.random() * ids.length)] as string}` }) },
+    { name: 'GET /person/<id>', headers, ...withReference('GET /person/<id>'), request: () => ({ path: `/person/${ids[Math.floor(Math.random() * ids.length)] as string}` }) },
+    { name: 'GET /people?limit=100', headers, ...withReference('GET /people?limit=100'), request: () => ({ path: '/people?limit=100' }) },
     {
       name: 'POST /person',
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
+      ...withReference('POST /person'),
       request: () => ({ path: '/person', body: JSON.stringify({ name: `Bench ${Math.random()}`, age: 30 }) })
     }
   ]
@@ -159,20 +165,36 @@ const measure = async (setup: string, instances: Instance[], scenario: Scenario,
   return instances.length > 1 ? { ...combined, parts } : combined
 }
 
+/** Each scenario on the instances, warmed up first. */
+const measureAll = async (setup: string, instances: Instance[], scenarios: Scenario[]): Promise<ScaleResult[]> => {
+  const results: ScaleResult[] = []
+  for (const scenario of scenarios) {
+    if (warmup > 0) await measure(setup, instances, scenario, warmup)
+    const result = await measure(setup, instances, scenario, seconds)
+    process.stdout.write(`  ${result.scenario}: ${result.cpuPerRequest} µs/request, ${result.requestsPerSecond} req/s\n`)
+    results.push(result)
+  }
+  return results
+}
+
+const benchMinimalPg = async (databaseUrl: string, ids: string[]): Promise<ScaleResult[]> => {
+  const port = await freePort()
+  const server = await startProcess(['--import', 'tsx', new URL('./minimal-pg-server.ts', import.meta.url).pathname], { PORT: String(port), DATABASE_URL: databaseUrl }, `http://127.0.0.1:${port}/people?limit=1`)
+  live.add(server)
+  try {
+    return await measureAll(MINIMAL_PG, [{ base: `http://127.0.0.1:${port}`, server }], scenariosFor({}, ids))
+  } finally {
+    await stop({ base: '', server })
+  }
+}
+
 const benchSetup = async (setup: string, databaseUrl: string, ids: string[], count: number, extra: Record<string, string> = {}): Promise<ScaleResult[]> => {
   const instances: Instance[] = []
   try {
     // Started together, as replicas are.
     instances.push(...await Promise.all(Array.from({ length: count }, () => start(databaseUrl, extra))))
-    const scenarios = scenariosFor(await benchApiKey(instances[0]!.base, ADMIN_PASSWORD), ids)
-    const results: ScaleResult[] = []
-    for (const scenario of scenarios) {
-      if (warmup > 0) await measure(setup, instances, scenario, warmup)
-      const result = await measure(setup, instances, scenario, seconds)
-      process.stdout.write(`  ${result.scenario}: ${result.requestsPerSecond} req/s\n`)
-      results.push(result)
-    }
-    return results
+    const headers = { 'x-api-key': await benchApiKey(instances[0]!.base, ADMIN_PASSWORD) }
+    return await measureAll(setup, instances, scenariosFor(headers, ids, databaseUrl.startsWith('postgres')))
   } finally {
     for (const instance of instances) await stop(instance)
   }
@@ -211,13 +233,15 @@ try {
 
   const redis = { REDIS_URL, REDIS_KEY_PREFIX: redisPrefix }
   results.push(...await benchSetup('SQLite, 1 instance', sqliteUrl, sqlite.ids, 1))
+  results.push(...await benchMinimalPg(pgUrl, postgres.ids))
   results.push(...await benchSetup('PostgreSQL, 1 instance', pgUrl, postgres.ids, 1))
   results.push(...await benchSetup('PostgreSQL + Redis, 1 instance', pgUrl, postgres.ids, 1, redis))
   results.push(...await benchSetup('PostgreSQL + Redis, 2 instances', pgUrl, postgres.ids, 2, redis))
 
   compareWithinRun(results)
-  process.stdout.write('\n')
+  process.stdout.write(`\nNode ${process.version}\n`)
   printTable(results)
+  if (results.some(generatorBound)) exitCode = 1
 
   const rate = (setup: string, scenario: string) => results.find((r) => r.setup === setup && r.scenario.endsWith(scenario))?.requestsPerSecond ?? 0
   const times = (a: number, b: number) => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}x`)

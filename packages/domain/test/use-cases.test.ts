@@ -100,13 +100,13 @@ t.test('friendship: mutual, idempotent, never with oneself', async (t) => {
   const bob = await useCases.createPerson({ name: 'Bob' })
   await useCases.befriend(ada.id, bob.id)
   await useCases.befriend(ada.id, bob.id)
-  t.same(await useCases.listFriends(bob.id), [{ id: ada.id, name: 'Ada' }])
+  t.same((await useCases.listFriends(bob.id)).items, [{ id: ada.id, name: 'Ada' }])
   await t.rejects(useCases.befriend(ada.id, ada.id), { code: 'SELF_FRIENDSHIP' })
   await t.rejects(useCases.befriend(ada.id, uuidv7Generator().next()), { code: 'PERSON_NOT_FOUND' })
   await useCases.unfriend(bob.id, ada.id)
   await useCases.unfriend(bob.id, ada.id)
-  t.same(await useCases.listFriends(ada.id), [])
-  await t.rejects(useCases.listFriends(ada.id, 101), { code: 'VALIDATION_FAILED', field: 'limit' })
+  t.same((await useCases.listFriends(ada.id)).items, [])
+  await t.rejects(useCases.listFriends(ada.id, { limit: 101 }), { code: 'VALIDATION_FAILED', field: 'limit' })
 })
 
 t.test('befriending or unfriending oneself is SELF_FRIENDSHIP whoever the id names, well formed or not', async (t) => {
@@ -125,7 +125,7 @@ t.test('deletePerson takes friendships and messages along', async (t) => {
   await useCases.befriend(ada.id, bob.id)
   const message = await useCases.sendMessage({ personId: ada.id, text: 'hi', senderId: 'x' })
   await useCases.deletePerson(ada.id)
-  t.same(await useCases.listFriends(bob.id), [])
+  t.same((await useCases.listFriends(bob.id)).items, [])
   await t.rejects(useCases.getMessage(message.id), { code: 'MESSAGE_NOT_FOUND' })
   await t.rejects(useCases.deletePerson(ada.id), { code: 'PERSON_NOT_FOUND' })
 })
@@ -168,6 +168,62 @@ t.test('sendMessage validates, stores and publishes; the inbox is newest first',
   const rest = await useCases.listInbox(ada.id, { limit: 2, cursor: page.next! })
   t.same(rest.items.map((m) => m.text), ['m0'])
   t.equal(rest.next, undefined)
+})
+
+const cursorOf = (key: unknown): string => Buffer.from(JSON.stringify(key)).toString('base64url')
+
+t.test('friends page by cursor: everyone once, each edge with its cursor, cursors only for their list', async (t) => {
+  const { useCases } = setup()
+  const hub = await useCases.createPerson({ name: 'Hub' })
+  const friends = []
+  for (let i = 0; i < 7; i++) {
+    friends.push(await useCases.createPerson({ name: `Friend ${i}` }))
+    await useCases.befriend(hub.id, friends[i]!.id)
+  }
+  const seen = []
+  let cursor: string | undefined
+  const sizes = []
+  do {
+    const page = await useCases.listFriends(hub.id, { limit: 3, ...(cursor === undefined ? {} : { cursor }) })
+    t.equal(page.cursors.length, page.items.length, 'a cursor per friend')
+    if (page.next !== undefined) t.equal(page.next, page.cursors.at(-1), 'next is the last friend\'s cursor')
+    seen.push(...page.items)
+    sizes.push(page.items.length)
+    cursor = page.next
+  } while (cursor !== undefined)
+  t.same(seen, friends.map(({ id, name }) => ({ id, name })), 'every friend once, in the order they were stored')
+  t.same(sizes, [3, 3, 1])
+
+  const first = await useCases.listFriends(hub.id, { limit: 3 })
+  t.same((await useCases.listFriends(hub.id, { limit: 2, cursor: first.cursors[0]! })).items.map((f) => f.name), ['Friend 1', 'Friend 2'], 'any friend\'s cursor resumes after them')
+  await useCases.deletePerson(friends[2]!.id)
+  t.same((await useCases.listFriends(hub.id, { limit: 2, cursor: first.next! })).items.map((f) => f.name), ['Friend 3', 'Friend 4'], 'and still does once they are deleted')
+  for (const forged of [first.next!.slice(1), cursorOf([`friends:${friends[0]!.id}`, '1']), cursorOf([`friends:${hub.id}`, 'x']), cursorOf([`friends:${hub.id}`, '1e3']), cursorOf([hub.id])]) {
+    await t.rejects(useCases.listFriends(hub.id, { cursor: forged }), { code: 'INVALID_CURSOR' }, 'another list\'s cursor, or one never issued')
+  }
+
+  const pages = await useCases.pageFriendsOfMany([hub.id, friends[0]!.id, 'not-an-id'], 3)
+  t.same(pages.get(hub.id), await useCases.listFriends(hub.id, { limit: 3 }), 'the batch\'s first page is the single one, cursors included')
+  t.same(pages.get(friends[0]!.id), await useCases.listFriends(friends[0]!.id, { limit: 3 }))
+  t.same(pages.get('not-an-id'), { items: [], cursors: [] })
+  await t.rejects(useCases.pageFriendsOfMany([hub.id], 101), { code: 'VALIDATION_FAILED', field: 'limit' })
+})
+
+t.test('inboxes page the same way one at a time and in a batch', async (t) => {
+  const { useCases, clock } = setup()
+  const ada = await useCases.createPerson({ name: 'Ada' })
+  const bob = await useCases.createPerson({ name: 'Bob' })
+  for (let i = 0; i < 5; i++) {
+    clock.set(`2026-11-21T10:0${i}:00.000Z`)
+    await useCases.sendMessage({ personId: ada.id, text: `m${i}`, senderId: 's' })
+  }
+  const pages = await useCases.pageInboxOfMany([ada.id, bob.id], 2)
+  const single = await useCases.listInbox(ada.id, { limit: 2 })
+  t.same(pages.get(ada.id), single, 'the batch\'s first page is the single one, cursors included')
+  t.same(single.items.map((m) => m.text), ['m4', 'm3'])
+  t.same((await useCases.listInbox(ada.id, { limit: 2, cursor: single.cursors[0]! })).items.map((m) => m.text), ['m3', 'm2'])
+  t.same(pages.get(bob.id), { items: [], cursors: [] })
+  await t.rejects(useCases.listInbox(bob.id, { cursor: single.next! }), { code: 'INVALID_CURSOR' }, 'another inbox\'s cursor')
 })
 
 t.test('uuidv7 ids are well formed and strictly increasing', async (t) => {

@@ -28,6 +28,7 @@ import { apiKeysRoutes } from './routes/api-keys.routes.js'
 import { authRoutes } from './routes/auth.routes.js'
 import { friendsRoutes } from './routes/friends.routes.js'
 import { healthRoutes } from './routes/health.routes.js'
+import { rootRoutes } from './routes/root.routes.js'
 import { messagesRoutes } from './routes/messages.routes.js'
 import { peopleRoutes } from './routes/people.routes.js'
 import { personRoutes } from './routes/person.routes.js'
@@ -168,6 +169,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
 
   const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
+  await app.register(rootRoutes)
   await app.register(healthRoutes, { ready })
   await app.register(authRoutes, { access })
   await app.register(usersRoutes, { access })

@@ -1,3 +1,5 @@
+import { runInNewContext } from 'node:vm'
+import { getIntrospectionQuery } from 'graphql'
 import t from 'tap'
 import { realServer } from './helper.js'
 
@@ -75,3 +77,119 @@ for (const [path, bootstrap] of [['/docs', '/docs/static/swagger-initializer.js'
     t.notMatch(page.body, /\son[a-z]+=/i, 'no inline event handler')
   })
 }
+
+t.test('GET / and /favicon.ico are public: the address the server prints leads to the docs', async (t) => {
+  const root = await fetch(`${server.url}/`)
+  t.equal(root.status, 200, 'no credentials asked')
+  const body = await root.json() as Record<string, string>
+  t.match(body, { name: 'People Service', version: /^\d+\.\d+\.\d+/, docs: '/docs', graphiql: '/graphiql', openapi: '/openapi.json' })
+  const document = await (await fetch(new URL(body.openapi!, server.url))).json() as { info: { version: string } }
+  t.equal(document.info.version, body.version, 'the version the OpenAPI document states')
+  for (const link of [body.docs!, body.graphiql!, body.openapi!]) {
+    t.equal((await fetch(new URL(link, server.url))).status, 200, `${link} answers, without credentials`)
+  }
+
+  const icon = await fetch(`${server.url}/favicon.ico`)
+  t.equal(icon.status, 200)
+  t.equal(icon.headers.get('content-type'), 'image/x-icon')
+  const bytes = Buffer.from(await icon.arrayBuffer())
+  t.same([...bytes.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file')
+  const etag = icon.headers.get('etag')
+  t.ok(etag, 'with a validator')
+  t.match(icon.headers.get('cache-control'), /public/)
+  t.equal((await fetch(`${server.url}/favicon.ico`, { headers: { 'if-none-match': etag! } })).status, 304, 'revalidated without the body')
+
+  const posted = await fetch(`${server.url}/`, { method: 'POST' })
+  t.equal(posted.status, 405, 'another method on / is 405, not 401')
+  t.equal(posted.headers.get('allow'), 'GET, HEAD')
+  t.equal((await fetch(`${server.url}/nowhere`)).status, 401, 'other paths still need credentials')
+})
+
+/**
+ * The page's own script, as the service serves it, run with stand-ins for
+ * React (hooks re-render the component) and GraphiQL (records its props):
+ * what GraphiQL is given decides when it asks for the schema.
+ */
+const runEditorScript = async () => {
+  const source = await (await fetch(`${server.url}/graphiql/main.js`)).text()
+  const renders: Array<Record<string, unknown>> = []
+  const state: unknown[] = []
+  let component: (() => unknown) | undefined
+  let slot = 0
+  const render = () => { slot = 0; component?.() }
+  const hook = <T>(initial: () => T): [T, number] => {
+    const index = slot++
+    if (!(index in state)) state[index] = initial()
+    return [state[index] as T, index]
+  }
+  const React = {
+    useState: <T>(initial: T | (() => T)) => {
+      const [value, index] = hook(() => typeof initial === 'function' ? (initial as () => T)() : initial)
+      return [value, (next: T) => { if (next !== state[index]) { state[index] = next; render() } }]
+    },
+    useRef: <T>(initial: T) => hook(() => ({ current: initial }))[0],
+    useCallback: <T>(fn: T) => hook(() => fn)[0],
+    useMemo: <T>(make: () => T, deps: unknown[]) => {
+      const [memo] = hook(() => ({ deps: undefined as unknown[] | undefined, value: undefined as T }))
+      if (memo.deps === undefined || deps.some((dep, i) => dep !== memo.deps![i])) Object.assign(memo, { deps, value: make() })
+      return memo.value
+    },
+    createElement: (type: unknown, props: Record<string, unknown> | null) => ({ type, props })
+  }
+  const GraphiQL = Object.assign(() => null, {
+    createFetcher: ({ url }: { url: string }) => async (params: unknown, options: { headers?: Record<string, string> } = {}) =>
+      (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...options.headers }, body: JSON.stringify(params) })).json()
+  })
+  const ReactDOM = {
+    createRoot: () => ({
+      render: (element: { type: () => { props: Record<string, unknown> } }) => {
+        component = () => renders.push(element.type().props)
+        render()
+      }
+    })
+  }
+  const context = { React, ReactDOM, GraphiQL, URL, JSON, Object, setTimeout, clearTimeout, window: { location: { href: `${server.url}/graphiql` } }, document: { getElementById: () => ({}) } }
+  runInNewContext(source, context)
+  return renders
+}
+
+t.test('GraphiQL asks for the schema once credentials are in the headers, and again whenever they change; never with the placeholder', async (t) => {
+  const renders = await runEditorScript()
+  const props = () => renders.at(-1)!
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 700))
+  t.equal(props().schema, null, 'at load, with the placeholder token: no schema asked for, so no 401 before anything ran')
+  t.match(props().defaultHeaders, /<access_token from POST \/auth\/login>/, 'the placeholder says where the token comes from')
+  const introspect = async () => {
+    type Fetcher = (params: unknown, options: { headers: Record<string, string> }) => Promise<{ data?: { __schema?: unknown }, errors?: unknown[] }>
+    const headers = JSON.parse(headerText) as Record<string, string>
+    return (props().fetcher as Fetcher)({ query: getIntrospectionQuery() }, { headers })
+  }
+
+  let headerText = JSON.stringify({ Authorization: server.admin.authorization })
+  const onEditHeaders = props().onEditHeaders as (text: string) => void
+  const first = props().fetcher
+  onEditHeaders(headerText.slice(0, 20))
+  onEditHeaders(headerText)
+  await settle()
+  t.equal(props().schema, undefined, 'a token typed in: GraphiQL may introspect')
+  t.not(props().fetcher, first, 'with a new fetcher, which makes it introspect again')
+  t.ok((await introspect()).data?.__schema, 'and the schema comes back with those headers: Docs and autocomplete work without ↻')
+
+  const second = props().fetcher
+  onEditHeaders(`  ${headerText}\n`)
+  await settle()
+  t.equal(props().fetcher, second, 'the same credentials, laid out anew: no new introspection')
+
+  const key = await (await fetch(`${server.url}/api-keys`, {
+    method: 'POST', headers: { ...server.admin, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'graphiql' })
+  })).json() as { key: string }
+  headerText = JSON.stringify({ 'X-API-Key': key.key })
+  onEditHeaders(headerText)
+  await settle()
+  t.not(props().fetcher, second, 'an API key instead: the schema is asked for again')
+  t.ok((await introspect()).data?.__schema)
+
+  onEditHeaders('{ "Authorization": "Bearer <access_token from POST /auth/login>" }')
+  await settle()
+  t.equal(props().schema, null, 'back to the placeholder: nothing asked for')
+})

@@ -26,7 +26,9 @@ const NEEDS: Record<Field, Scope> = {
   'Query.peopleConnection': 'people:read',
   'Query.message': 'people:read',
   'Person.friends': 'people:read',
+  'Person.friendsConnection': 'people:read',
   'Person.messages': 'people:read',
+  'Person.messagesConnection': 'people:read',
   'Message.person': 'people:read',
   'Mutation.createPerson': 'people:write',
   'Mutation.updatePerson': 'people:write',
@@ -87,11 +89,25 @@ const CASES: Case[] = [
     data: (f) => ({ person: { friends: [{ name: `Bob ${f.tag}` }] } })
   },
   {
+    name: 'Person.friendsConnection',
+    fields: ['Query.person', 'Person.friendsConnection'],
+    query: 'query ($id: ID!) { person(id: $id) { friendsConnection { edges { node { name } } } } }',
+    variables: (f) => ({ id: f.ada }),
+    data: (f) => ({ person: { friendsConnection: { edges: [{ node: { name: `Bob ${f.tag}` } }] } } })
+  },
+  {
     name: 'Person.messages',
     fields: ['Query.person', 'Person.messages'],
     query: 'query ($id: ID!) { person(id: $id) { messages { text } } }',
     variables: (f) => ({ id: f.ada }),
     data: () => ({ person: { messages: [{ text: 'hello' }] } })
+  },
+  {
+    name: 'Person.messagesConnection',
+    fields: ['Query.person', 'Person.messagesConnection'],
+    query: 'query ($id: ID!) { person(id: $id) { messagesConnection { edges { node { text } } pageInfo { hasNextPage } } } }',
+    variables: (f) => ({ id: f.ada }),
+    data: () => ({ person: { messagesConnection: { edges: [{ node: { text: 'hello' } }], pageInfo: { hasNextPage: false } } } })
   },
   {
     name: 'Message.person',

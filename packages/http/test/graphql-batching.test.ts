@@ -63,3 +63,30 @@ t.test('a level of more than CHUNK_ROWS rows is read in chunks of at most that m
   t.ok((body.data as { people: Array<{ friends: unknown[] }> }).people.every((p) => p.friends.length === 6), 'everyone\'s six friends, whatever the chunk')
   t.equal(statements.length, 1 + Math.ceil(150 / Math.floor(CHUNK_ROWS / 10)), 'people, then one statement per chunk of friends')
 })
+
+t.test('connections of friends and inboxes load their first pages in one batch per level, a later page in one statement', async (t) => {
+  const query = '{ people(limit: 50) { friendsConnection(first: 4) { edges { cursor node { name messagesConnection(first: 1) { edges { cursor node { text } } pageInfo { hasNextPage } } } } pageInfo { hasNextPage endCursor } } } }'
+  const counted = async (people: number) => {
+    const { api, statements } = await seeded(t, people)
+    const { status, body } = await graphql(api, postGraphQL(query))
+    t.equal(status, 200)
+    t.equal(body.errors, undefined)
+    type Page = { edges: Array<{ node: { messagesConnection: { edges: unknown[], pageInfo: { hasNextPage: boolean } } } }>, pageInfo: { hasNextPage: boolean } }
+    const list = (body.data as { people: Array<{ friendsConnection: Page }> }).people
+    t.ok(list.every((p) => p.friendsConnection.edges.length === 4 && p.friendsConnection.pageInfo.hasNextPage), 'four of six friends each, more to come')
+    t.ok(list.every((p) => p.friendsConnection.edges.every((e) => e.node.messagesConnection.edges.length === 1 && !e.node.messagesConnection.pageInfo.hasNextPage)), 'each friend\'s one message, no more')
+    return { api, statements, count: statements.length, first: list[0]! }
+  }
+  const few = await counted(10)
+  const many = await counted(150)
+  t.equal(few.count, 3, 'one statement per level: people, friends, messages')
+  t.equal(many.count, few.count)
+
+  const { api, statements, first } = many
+  statements.length = 0
+  const after = (first.friendsConnection as unknown as { pageInfo: { endCursor: string } }).pageInfo.endCursor
+  const { status, body } = await graphql(api, postGraphQL('query ($after: String) { people(limit: 50) { friendsConnection(first: 4, after: $after) { edges { node { id } } } } }', { after }))
+  t.equal(status, 200)
+  t.ok(body.errors !== undefined && body.errors.every((e) => e.extensions?.code === 'INVALID_CURSOR'), 'the cursor fits one person\'s list: INVALID_CURSOR for the others')
+  t.equal(statements.length, 2, 'people, then one page of friends: the others are refused before any read')
+})

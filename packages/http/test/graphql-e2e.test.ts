@@ -137,20 +137,21 @@ t.test('a subscription over the limits is refused before it subscribes', async (
  * `payload` and answers what came back until the server closed the socket,
  * or acknowledged (then it is closed here).
  */
-const connectionInit = (url: string, payload: unknown) => new Promise<{ messages: Array<{ type: string, payload?: unknown }>, closedByServer: boolean }>((resolve, reject) => {
-  const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
-  const messages: Array<{ type: string, payload?: unknown }> = []
-  let closedByServer = true
-  const timer = setTimeout(() => { closedByServer = false; socket.close() }, 5000)
-  socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', ...(payload === undefined ? {} : { payload }) })))
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { type: string, payload?: unknown }
-    messages.push(message)
-    if (message.type === 'connection_ack') { closedByServer = false; socket.close() }
+const connectionInit = (url: string, payload: unknown, protocol = 'graphql-transport-ws') =>
+  new Promise<{ messages: Array<{ type: string, payload?: unknown }>, closedByServer: boolean, closed: { code: number, reason: string } }>((resolve, reject) => {
+    const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, protocol)
+    const messages: Array<{ type: string, payload?: unknown }> = []
+    let closedByServer = true
+    const timer = setTimeout(() => { closedByServer = false; socket.close() }, 5000)
+    socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', ...(payload === undefined ? {} : { payload }) })))
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { type: string, payload?: unknown }
+      messages.push(message)
+      if (message.type === 'connection_ack') { closedByServer = false; socket.close() }
+    })
+    socket.on('error', reject)
+    socket.on('close', (code, reason) => { clearTimeout(timer); resolve({ messages, closedByServer, closed: { code, reason: reason.toString() } }) })
   })
-  socket.on('error', reject)
-  socket.on('close', () => { clearTimeout(timer); resolve({ messages, closedByServer }) })
-})
 
 t.test('subscriptions authenticate in the connection-init payload; a key receives a message sent over REST', async (t) => {
   const { app, url, admin } = await realServer(t)
@@ -182,17 +183,25 @@ t.test('subscriptions authenticate in the connection-init payload; a key receive
     ['credentials as headers, not the payload', { headers: admin }]
   ]
   for (const [name, payload] of refused) {
-    const { messages, closedByServer } = await connectionInit(url, payload)
-    t.notOk(messages.some((m) => m.type === 'connection_ack'), `${name}: no connection_ack`)
-    t.same(messages, [{ type: 'connection_error', payload: { message: 'Forbidden' } }], `${name}: refused`)
+    const { messages, closedByServer, closed } = await connectionInit(url, payload)
+    t.same(messages, [], `${name}: no message, neither connection_ack nor one graphql-transport-ws does not define`)
     t.ok(closedByServer, `${name}: the server closed the connection`)
+    t.same(closed, { code: 4403, reason: 'Forbidden' }, `${name}: 4403 Forbidden`)
   }
+  // The legacy subprotocol (subscriptions-transport-ws) defines connection_error.
+  t.same(await connectionInit(url, { authorization: 'Bearer not-a-token' }, 'graphql-ws'), {
+    messages: [{ type: 'connection_error', payload: { message: 'Forbidden' } }], closedByServer: true, closed: { code: 4403, reason: 'Forbidden' }
+  }, 'graphql-ws (legacy): connection_error, then 4403')
 
-  const anonymous = wsClient(t, url, {})
-  const outcome = await new Promise<unknown>((resolve) => {
-    anonymous.subscribe({ query: 'subscription { messageSent { text } }' }, { next: (value) => resolve(['next', value]), error: (error) => resolve(['error', error]), complete: () => resolve(['complete']) })
-  })
-  t.equal((outcome as unknown[])[0], 'error', 'a graphql-ws client without credentials gets an error, never an event')
+  // What the official graphql-ws client reports: Forbidden, not an invalid message.
+  for (const [name, credentials] of [['no credentials', {}], ['a revoked key', { 'x-api-key': revoked['x-api-key']! }]] as const) {
+    const client = createClient({ url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true, connectionParams: credentials })
+    t.teardown(() => client.dispose())
+    const outcome = await new Promise<unknown>((resolve) => {
+      client.subscribe({ query: 'subscription { messageSent { text } }' }, { next: (value) => resolve(['next', value]), error: (error) => resolve(['error', error]), complete: () => resolve(['complete']) })
+    })
+    t.match(outcome, ['error', { code: 4403, reason: 'Forbidden' }], `${name}: the client's error is the close event, 4403 Forbidden, never an event`)
+  }
 })
 
 t.test('a subscription is authorized through the policy table, and counts against the caller\'s budget', async (t) => {

@@ -144,8 +144,8 @@ t.test('a route without a row in the policy table cannot be registered', async (
 
 t.test('GraphQL: every field of the contract\'s schema is governed by the same rows', async (t) => {
   const contractFields = [
-    'Query.person', 'Query.people', 'Query.peopleConnection', 'Query.message', 'Person.friends', 'Person.messages', 'Message.person',
-    'Mutation.createPerson', 'Mutation.updatePerson', 'Mutation.deletePerson', 'Mutation.addFriend',
+    'Query.person', 'Query.people', 'Query.peopleConnection', 'Query.message', 'Person.friends', 'Person.friendsConnection', 'Person.messages',
+    'Person.messagesConnection', 'Message.person', 'Mutation.createPerson', 'Mutation.updatePerson', 'Mutation.deletePerson', 'Mutation.addFriend',
     'Mutation.removeFriend', 'Mutation.sendMessage', 'Subscription.messageSent'
   ]
   t.same(Object.keys(GRAPHQL_FIELD_OPERATIONS).sort(), contractFields.sort())

@@ -42,3 +42,12 @@ t.test('a close the client does not answer within a second drops the connection;
   t.same(silent.calls, ['close 4403', 'terminate'])
   t.same(answering.calls, ['close 4403'])
 })
+
+t.test('a socket closed again (Mercurius, once for every send that fails after the close) is closed once, with one timer and one listener', async (t) => {
+  const socket = new RecordingSocket()
+  for (let n = 0; n < 25; n++) closeSocket(socket, 4403, 'Forbidden')
+  t.same(socket.calls, ['close 4403'])
+  t.equal(socket.listenerCount('close'), 1, 'no MaxListenersExceededWarning past ten')
+  await new Promise((resolve) => setTimeout(resolve, 1200))
+  t.same(socket.calls, ['close 4403', 'terminate'], 'dropped once its second has passed')
+})

@@ -1,6 +1,6 @@
 export { createDatabase, type DatabaseOptions } from './create-database.js'
 export { BetterSqlite3 } from './sqlite/better-sqlite3.js'
-export { SQLITE_MAX_MMAP_MB } from './sqlite/open-sqlite.js'
+export { DatabaseFileError, SQLITE_MAX_MMAP_MB } from './sqlite/open-sqlite.js'
 export type { Database, DatabaseHandle, Dialect } from './database.js'
 export { IrreversibleMigrationError, migrateDown, migrateTo, migrateToLatest, migrationStatus, type MigrationState } from './migrate.js'
 export { createRepositories, type Repositories } from './repositories.js'

@@ -82,3 +82,23 @@ t.test('postgres: one unique index on id carries the name; ids stay unique, and 
   t.match(steps, /Index Only Scan using person_page/)
   t.notMatch(steps, /Sort/, steps)
 })
+
+t.test('postgres: a page of friends after a cursor seeks in the friendship key, with no sort', async (t) => {
+  await database.reset()
+  // 2,000 people, the first a friend of every other: a list worth paging.
+  await sql`insert into person (pk, id, name, created_at, updated_at) overriding system value
+    select n, '00000000-0000-7000-8000-' || lpad(n::text, 12, '0'), 'Person ' || n, now(), now() from generate_series(1, 2000) n`.execute(database.db)
+  await sql`insert into friendship (person_pk, friend_pk) select 1, n from generate_series(2, 2000) n
+    union all select n, 1 from generate_series(2, 2000) n`.execute(database.db)
+  await sql`analyze person`.execute(database.db)
+  await sql`analyze friendship`.execute(database.db)
+  const plan = await database.db.transaction().execute(async (trx) => {
+    await sql`set local enable_seqscan = off`.execute(trx)
+    await sql`set local enable_bitmapscan = off`.execute(trx)
+    return sql<{ 'QUERY PLAN': string }>`explain select p.id, p.name, f.friend_pk from friendship f join person p on p.pk = f.friend_pk
+      where f.person_pk = 1 and f.friend_pk > cast(400 as bigint) order by f.friend_pk limit 11`.execute(trx)
+  })
+  const steps = plan.rows.map((row) => row['QUERY PLAN']).join('\n')
+  t.match(steps, /Index Only Scan using friendship_pk on friendship f.*\n\s+Index Cond: \(\(person_pk = 1\) AND \(friend_pk > '400'::bigint\)\)/, steps)
+  t.notMatch(steps, /Sort/, steps)
+})

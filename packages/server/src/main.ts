@@ -16,6 +16,10 @@ const main = async (): Promise<void> => {
   try {
     server = await startServer(config)
   } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`)
+      process.exit(2)
+    }
     // A database that cannot be reached, a port in use: the operator needs
     // the cause in one line, not a stack trace.
     process.stderr.write(`could not start: ${failureCause(error)}\n`)

@@ -1,6 +1,7 @@
-import { createDatabase, migrateDown, migrateToLatest, migrationStatus, type DatabaseHandle } from '@people-service/infra'
+import { migrateDown, migrateToLatest, migrationStatus, type DatabaseHandle } from '@people-service/infra'
 import { parseCommandLine, runCommand, UsageError } from './command-line.js'
 import { loadConfig } from './config.js'
+import { openDatabase } from './open-database.js'
 
 /*
  * npm run migrate -- status|up|down
@@ -49,7 +50,7 @@ const main = async (): Promise<void> => {
     throw new UsageError(name === undefined ? 'which command?' : `unknown command ${JSON.stringify([name, ...rest].join(' '))}`)
   }
   const config = loadConfig()
-  const database = createDatabase({ url: config.databaseUrl, poolSize: 1 })
+  const database = openDatabase({ url: config.databaseUrl, poolSize: 1 })
   try {
     process.stdout.write(`${await command(database)}\n`)
   } finally {

@@ -1,7 +1,8 @@
-import { createDatabase, migrateToLatest, seedDatabase } from '@people-service/infra'
+import { migrateToLatest, seedDatabase } from '@people-service/infra'
 import { parseCommandLine, runCommand, UsageError } from './command-line.js'
 import { loadConfig } from './config.js'
 import { seedProgress } from './seed-progress.js'
+import { openDatabase } from './open-database.js'
 
 /*
  * npm run seed -- --people N --friends F --messages M
@@ -43,7 +44,7 @@ const main = async (): Promise<void> => {
     messages: count(values.messages, 'messages', 3)
   }
   const config = loadConfig()
-  const database = createDatabase({ url: config.databaseUrl, sqliteSynchronous: 'NORMAL' })
+  const database = openDatabase({ url: config.databaseUrl, sqliteSynchronous: 'NORMAL' })
   const started = performance.now()
   try {
     await migrateToLatest(database)

@@ -5,11 +5,12 @@ import {
 } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, LOG_SERIALIZERS, messageBusOver, REDACTED_LOG_PATHS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import {
-  connectRedis, createDatabase, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
+  connectRedis, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
   type Redis
 } from '@people-service/infra'
 import type { Config } from './config.js'
 import { defaultMaxConnections, openFileLimit } from './open-files.js'
+import { openDatabase } from './open-database.js'
 
 /**
  * Subscriptions are a live feed: the message is stored before it is
@@ -47,7 +48,7 @@ export interface StartOptions {
 
 /** Opens and migrates the database, builds the app and listens: the composition root. */
 export const startServer = async (config: Config, options: StartOptions = {}): Promise<RunningServer> => {
-  const database = createDatabase({
+  const database = openDatabase({
     url: config.databaseUrl,
     poolSize: config.databasePoolSize,
     sqliteSynchronous: config.sqliteSynchronous,
@@ -167,6 +168,12 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     app.log.warn({ username: config.adminUsername }, `ADMIN_PASSWORD is set but ignored: the account "${config.adminUsername}" already exists and keeps its password (change it through the API)`)
   }
 
-  await app.listen({ host: config.host, port: config.port })
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (error) {
+    // A port in use: close the database too, so that a SQLite file keeps no -wal or -shm beside it.
+    await app.close()
+    throw error
+  }
   return { app, close: () => app.close() }
 }

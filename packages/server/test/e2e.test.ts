@@ -116,14 +116,12 @@ t.test('a bad configuration value stops the start with a message naming the vari
   }
 })
 
-t.test('a database that cannot be reached, or a port in use, stops the start with one line naming the cause', async (t) => {
+t.test('a database server that cannot be reached, or a port in use, stops the start with one line naming the cause', async (t) => {
   const { spawnSync } = await import('node:child_process')
   const { MAIN } = await import('./server-process.js')
   const running = await startServerProcess(t)
   const cases = [
     [{ DATABASE_URL: 'postgres://people@127.0.0.1:1/people' }, /^could not start: .*ECONNREFUSED 127\.0\.0\.1:1\n$/],
-    // A directory where a file stands.
-    [{ DATABASE_URL: `sqlite:${join(MAIN, 'people.db')}` }, /^could not start: .*main\.js.*\n$/],
     [{ PORT: new URL(running.url).port }, /^could not start: .*EADDRINUSE.*\n$/]
   ] as const
   for (const [env, message] of cases) {

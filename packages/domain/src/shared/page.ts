@@ -64,6 +64,23 @@ export const decodeInstantCursor = (cursor: string, list: string): InstantPositi
   return { at, id }
 }
 
+/**
+ * A page that also names, for each item, the cursor of the page that starts
+ * after it: what a connection's edges carry. `next` is the last one's, when
+ * more exist.
+ */
+export interface CursorPage<T> extends Page<T> {
+  cursors: string[]
+}
+
+/** Turns `limit + 1` fetched rows into a page with every item's cursor. */
+export const toCursorPage = <T>(rows: T[], limit: number, keyOf: (item: T) => string[]): CursorPage<T> => {
+  const items = rows.slice(0, limit)
+  const cursors = items.map((item) => encodeCursor(keyOf(item)))
+  const next = rows.length > limit ? cursors.at(-1) : undefined
+  return next === undefined ? { items, cursors } : { items, cursors, next }
+}
+
 /** Turns `limit + 1` fetched rows into a page, with a cursor when more exist. */
 export const toPage = <T>(rows: T[], limit: number, keyOf: (item: T) => string[]): Page<T> => {
   if (rows.length <= limit) return { items: rows }

@@ -1,5 +1,5 @@
 import { personNotFound } from '../errors.js'
-import type { FriendshipRepository } from '../friendship/friendship.repository.js'
+import type { FriendEntry, FriendshipRepository } from '../friendship/friendship.repository.js'
 import type { Message } from '../message/message.js'
 import type { MessageEvents } from '../message/message.events.js'
 import type { MessageRepository } from '../message/message.repository.js'
@@ -23,9 +23,11 @@ interface Store {
   friends: Map<string, Set<string>>
   messages: Map<string, Message>
   idempotency: Map<string, IdempotencyRecord>
+  /** Each person's creation sequence, as a database's row key: it orders lists of friends. Never removed, so never reused. */
+  positions: Map<string, number>
 }
 
-const emptyStore = (): Store => ({ people: new Map(), friends: new Map(), messages: new Map(), idempotency: new Map() })
+const emptyStore = (): Store => ({ people: new Map(), friends: new Map(), messages: new Map(), idempotency: new Map(), positions: new Map() })
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 const newestFirst = (a: Message, b: Message): number =>
@@ -60,6 +62,7 @@ const peopleRepository = (store: Store): PersonRepository => {
     },
     async insert (person) {
       store.people.set(person.id, clone(person))
+      if (!store.positions.has(person.id)) store.positions.set(person.id, store.positions.size + 1)
     },
     async update (person, expectedVersion) {
       if (store.people.get(person.id)?.version !== expectedVersion) return false
@@ -79,14 +82,19 @@ const peopleRepository = (store: Store): PersonRepository => {
   return people
 }
 
-const friendsOf = (store: Store, id: string, limit: number): PersonSummary[] =>
+/** A person's friends in creation order, after a position when given, at most `limit`. */
+const friendEntriesOf = (store: Store, id: string, limit: number, after = 0): FriendEntry[] =>
   [...store.friends.get(id) ?? []]
-    .sort()
-    .slice(0, limit)
     .flatMap((friendId) => {
       const friend = store.people.get(friendId)
-      return friend ? [summary(friend)] : []
+      const position = store.positions.get(friendId) ?? 0
+      return friend && position > after ? [{ friend: summary(friend), position }] : []
     })
+    .sort((a, b) => a.position - b.position)
+    .slice(0, limit)
+
+const friendsOf = (store: Store, id: string, limit: number): PersonSummary[] =>
+  friendEntriesOf(store, id, limit).map((entry) => entry.friend)
 
 const friendshipRepository = (store: Store): FriendshipRepository => ({
   async add (personId, friendId) {
@@ -108,6 +116,12 @@ const friendshipRepository = (store: Store): FriendshipRepository => ({
   },
   async listFriendsOfMany (personIds, limit) {
     return new Map(personIds.map((id) => [id, friendsOf(store, id, limit)]))
+  },
+  async pageFriends (personId, { limit, after }) {
+    return friendEntriesOf(store, personId, limit, after)
+  },
+  async pageFriendsOfMany (personIds, limit) {
+    return new Map(personIds.map((id) => [id, friendEntriesOf(store, id, limit)]))
   }
 })
 

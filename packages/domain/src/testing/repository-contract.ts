@@ -257,11 +257,32 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
+    name: 'friends page by position, and a page resumes after a friend who is gone since',
+    async run (ports) {
+      const [hub, other, ...rest] = await insertPeople(ports, 7)
+      for (const p of rest) await ports.friendships.add(hub!.id, p.id, at())
+      const expected = rest.map(({ id, name }) => ({ id, name })).sort((x, y) => (x.id < y.id ? -1 : 1))
+      const first = await ports.friendships.pageFriends(hub!.id, { limit: 2 })
+      assert.deepEqual(first.map((entry) => entry.friend), expected.slice(0, 2))
+      assert.ok(first[0]!.position < first[1]!.position, 'positions grow along the list')
+      const last = first[1]!
+      assert.deepEqual((await ports.friendships.pageFriends(hub!.id, { limit: 10, after: last.position })).map((entry) => entry.friend), expected.slice(2))
+      await ports.people.delete(last.friend.id)
+      assert.deepEqual((await ports.friendships.pageFriends(hub!.id, { limit: 10, after: last.position })).map((entry) => entry.friend), expected.slice(2),
+        'the same page after the friend the cursor names is deleted')
+      assert.deepEqual(await ports.friendships.pageFriends(hub!.id, { limit: 10, after: Number.MAX_SAFE_INTEGER }), [], 'past every position: nothing')
+      const many = await ports.friendships.pageFriendsOfMany([hub!.id, other!.id], 3)
+      assert.deepEqual(many.get(hub!.id), await ports.friendships.pageFriends(hub!.id, { limit: 3 }), 'a batch page is the single page')
+      assert.deepEqual(many.get(other!.id) ?? [], [])
+    }
+  },
+  {
     name: 'batch reads of nobody and of people without rows answer empty',
     async run (ports) {
       const [a] = await insertPeople(ports, 1)
       assert.deepEqual(await ports.people.findByIds([]), [])
       assert.equal((await ports.friendships.listFriendsOfMany([], 10)).size, 0)
+      assert.equal((await ports.friendships.pageFriendsOfMany([], 10)).size, 0)
       assert.equal((await ports.messages.listForMany([], 10)).size, 0)
       assert.deepEqual((await ports.friendships.listFriendsOfMany([a!.id], 10)).get(a!.id) ?? [], [])
       assert.deepEqual((await ports.messages.listForMany([a!.id], 10)).get(a!.id) ?? [], [])

@@ -20,9 +20,9 @@ import { getMessage } from './get-message.js'
 import { getPeopleByIds } from './get-people-by-ids.js'
 import { getPerson } from './get-person.js'
 import { listFriends } from './list-friends.js'
-import { listFriendsOfMany } from './list-friends-of-many.js'
+import { listFriendsOfMany, pageFriendsOfMany } from './list-friends-of-many.js'
 import { listInbox } from './list-inbox.js'
-import { listInboxOfMany } from './list-inbox-of-many.js'
+import { listInboxOfMany, pageInboxOfMany } from './list-inbox-of-many.js'
 import { listPeople, listPeopleJson } from './list-people.js'
 import { projectPeople, projectPerson } from './project-people.js'
 import { idempotently } from './idempotently.js'
@@ -32,12 +32,13 @@ import { updatePerson } from './update-person.js'
 
 export {
   befriend, createPerson, deletePerson, getMessage, getPeopleByIds, getPerson, listFriends, listFriendsOfMany,
-  listInbox, listInboxOfMany, listPeople, projectPeople, projectPerson, sendMessage, unfriend, updatePerson
+  listInbox, listInboxOfMany, listPeople, pageFriendsOfMany, pageInboxOfMany, projectPeople, projectPerson, sendMessage, unfriend, updatePerson
 }
 export type { ProjectPeopleInput } from './project-people.js'
 export type { DeletePersonOptions } from './delete-person.js'
 export type { DeleteAccountOptions } from './delete-account.js'
 export { cursorAfterPerson, type ListPeopleInput } from './list-people.js'
+export type { ListFriendsInput } from './list-friends.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
 export { LIST_LIMITS } from './limits.js'
@@ -88,10 +89,12 @@ const plainUseCases = (ports: UseCasePorts) => ({
   unfriend: unfriend(ports),
   listFriends: listFriends(ports),
   listFriendsOfMany: listFriendsOfMany(ports),
+  pageFriendsOfMany: pageFriendsOfMany(ports),
   sendMessage: sendMessage(ports),
   getMessage: getMessage(ports),
   listInbox: listInbox(ports),
   listInboxOfMany: listInboxOfMany(ports),
+  pageInboxOfMany: pageInboxOfMany(ports),
   projectPerson: projectPerson(ports),
   projectPeople: projectPeople(ports)
 })

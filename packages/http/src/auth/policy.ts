@@ -25,6 +25,9 @@ const ADMIN_ACCOUNTS = { access: 'caller', scope: 'admin', accounts: true } as c
  */
 export const POLICY = {
   'auth.login': PUBLIC,
+  // The address the server prints, and the icon a browser asks for beside it.
+  root: PUBLIC,
+  favicon: PUBLIC,
   'health.live': PUBLIC,
   'health.ready': PUBLIC,
   openapi: PUBLIC,
@@ -101,7 +104,9 @@ export const GRAPHQL_FIELD_OPERATIONS = {
   'Query.peopleConnection': 'people.list',
   'Query.message': 'message.get',
   'Person.friends': 'friends.list',
+  'Person.friendsConnection': 'friends.list',
   'Person.messages': 'messages.list',
+  'Person.messagesConnection': 'messages.list',
   'Message.person': 'person.get',
   'Mutation.createPerson': 'person.create',
   'Mutation.updatePerson': 'person.update',

@@ -26,7 +26,9 @@ export const LIST_ARGUMENTS = {
   'Query.people': { argument: 'limit', min: 1, max: LIST_LIMITS.people.max, default: LIST_LIMITS.people.default },
   'Query.peopleConnection': { argument: 'first', min: 1, max: LIST_LIMITS.people.max, default: LIST_LIMITS.people.default },
   'Person.friends': { argument: 'limit', min: 0, max: LIST_LIMITS.friends.max, default: LIST_LIMITS.friends.default },
-  'Person.messages': { argument: 'limit', min: 1, max: LIST_LIMITS.inbox.max, default: LIST_LIMITS.inbox.default }
+  'Person.friendsConnection': { argument: 'first', min: 1, max: LIST_LIMITS.friends.max, default: LIST_LIMITS.friends.default },
+  'Person.messages': { argument: 'limit', min: 1, max: LIST_LIMITS.inbox.max, default: LIST_LIMITS.inbox.default },
+  'Person.messagesConnection': { argument: 'first', min: 1, max: LIST_LIMITS.inbox.max, default: LIST_LIMITS.inbox.default }
 } as const satisfies Record<string, ListArgument>
 
 export type ListField = keyof typeof LIST_ARGUMENTS
@@ -82,7 +84,9 @@ const RULES: Record<string, Record<string, Rule>> = {
   'Query.people': { limit: listRule(LIST_ARGUMENTS['Query.people']), name: text(1, PERSON_LIMITS.nameLength), cursor: text(1, CURSOR_LENGTH) },
   'Query.peopleConnection': { first: listRule(LIST_ARGUMENTS['Query.peopleConnection']), name: text(1, PERSON_LIMITS.nameLength), after: text(1, CURSOR_LENGTH) },
   'Person.friends': { limit: listRule(LIST_ARGUMENTS['Person.friends']) },
+  'Person.friendsConnection': { first: listRule(LIST_ARGUMENTS['Person.friendsConnection']), after: text(1, CURSOR_LENGTH) },
   'Person.messages': { limit: listRule(LIST_ARGUMENTS['Person.messages']) },
+  'Person.messagesConnection': { first: listRule(LIST_ARGUMENTS['Person.messagesConnection']), after: text(1, CURSOR_LENGTH) },
   'Mutation.createPerson': { input: domain((input: PersonInput) => checkPersonFields(input)) },
   'Mutation.updatePerson': { input: domain((patch: PersonPatch) => { checkPersonPatch(patch) }) },
   'Mutation.sendMessage': { text: domain(checkMessageText) },

@@ -1,5 +1,5 @@
 import {
-  cursorAfterPerson, DomainError, isDomainError, personNotFound, type ListPeopleInput, type Message, type Person, type PersonSummary
+  cursorAfterPerson, DomainError, isDomainError, personNotFound, type CursorPage, type ListPeopleInput, type Message, type Person, type PersonSummary
 } from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
@@ -11,7 +11,7 @@ import type { GraphQLContext, SubscriptionContext } from './context.js'
 import type { PersonParent } from './loaders.js'
 import { fromEvent, MESSAGE_SENT, type MessageSentEvent } from './message-bus.js'
 import type {
-  CreatePersonArgs, FriendshipArgs, IdArgs, LimitArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
+  ConnectionArgs, CreatePersonArgs, FriendshipArgs, IdArgs, LimitArgs, MessageSentArgs, PeopleArgs, PeopleConnectionArgs, SendMessageArgs, UpdatePersonArgs
 } from './schema.js'
 
 /** A subscription's context: Mercurius adds the pubsub of its connection. */
@@ -37,7 +37,7 @@ async function * messagesFor (_: unknown, { personId }: MessageSentArgs, context
 /** `undefined` for absent and null arguments alike, as the use cases expect. */
 const given = <T>(value: T | null | undefined): T | undefined => value ?? undefined
 
-/** peopleConnection calls its cursor `after`: an unreadable one is reported as that argument, not as REST's `cursor`. */
+/** A connection calls its cursor `after`: an unreadable one is reported as that argument, not as REST's `cursor`. */
 const asAfter = (error: unknown): never => {
   if (isDomainError(error) && error.code === 'INVALID_CURSOR') throw new DomainError('INVALID_CURSOR', 'after is not a cursor this service issued', 'after')
   throw error
@@ -71,10 +71,18 @@ const listInput = (limit: number | null | undefined, cursor: string | null | und
   ...(given(name) ? { name: given(name), beforeNextRange: takeTurn } : {})
 })
 
-interface PersonConnection {
-  edges: Array<{ cursor: string, node: PersonSummary }>
+interface Connection<T> {
+  edges: Array<{ cursor: string, node: T }>
   pageInfo: { hasNextPage: boolean, endCursor: string | null }
 }
+
+type PersonConnection = Connection<PersonSummary>
+
+/** A page as a Relay connection: each edge with the cursor that resumes after it, so endCursor is the page's `next` when there is one. */
+const connectionOf = <T>(page: CursorPage<T>): Connection<T> => ({
+  edges: page.items.map((node, i) => ({ cursor: page.cursors[i] as string, node })),
+  pageInfo: { hasNextPage: page.next !== undefined, endCursor: page.cursors.at(-1) ?? null }
+})
 
 type Resolver<Parent, Args, Result> = (parent: Parent, args: Args, context: GraphQLContext) => Promise<Result> | Result
 
@@ -98,7 +106,9 @@ interface Resolvers {
     email: Resolver<PersonParent, unknown, string | null>
     address: Resolver<PersonParent, unknown, Person['address']>
     friends: Resolver<PersonParent, LimitArgs, PersonSummary[]>
+    friendsConnection: Resolver<PersonParent, ConnectionArgs, PersonConnection>
     messages: Resolver<PersonParent, LimitArgs, Message[]>
+    messagesConnection: Resolver<PersonParent, ConnectionArgs, Connection<Message>>
   }
   Message: {
     text: Resolver<Message, unknown, string>
@@ -128,8 +138,7 @@ export const resolvers: Resolvers = {
     // would have, so endCursor is REST's `next` when there is one.
     peopleConnection: async (_, { first, after, name }, { useCases }) => {
       const page = await useCases.listPeople(listInput(first, after, name)).catch(asAfter)
-      const edges = page.items.map((node) => ({ cursor: cursorAfterPerson(node.id), node }))
-      return { edges, pageInfo: { hasNextPage: page.next !== undefined, endCursor: edges.at(-1)?.cursor ?? null } }
+      return connectionOf({ ...page, cursors: page.items.map((node) => cursorAfterPerson(node.id)) })
     },
     message: (_, { id }, { useCases }) => orNull(useCases.getMessage(id), 'MESSAGE_NOT_FOUND')
   },
@@ -158,7 +167,25 @@ export const resolvers: Resolvers = {
     email: async (person, _, context) => (await whole(person, context))?.email ?? null,
     address: async (person, _, context) => (await whole(person, context))?.address ?? null,
     friends: (person, args, { loaders }) => loaders.friends(listLimit('Person.friends', args.limit)).load(person.id),
-    messages: (person, args, { loaders }) => loaders.inbox(listLimit('Person.messages', args.limit)).load(person.id)
+    messages: (person, args, { loaders }) => loaders.inbox(listLimit('Person.messages', args.limit)).load(person.id),
+    // A first page comes from the batch loader: one statement for every
+    // parent of a level. A later one (`after`) from the use case, which
+    // reads only for the person the cursor was issued for (any other
+    // parent's is INVALID_CURSOR before any read): one statement per cursor.
+    friendsConnection: async (person, { first, after }, { loaders, useCases }) => {
+      const limit = listLimit('Person.friendsConnection', first)
+      const cursor = given(after)
+      return connectionOf(cursor === undefined
+        ? await loaders.friendPages(limit).load(person.id)
+        : await useCases.listFriends(person.id, { limit, cursor }).catch(asAfter))
+    },
+    messagesConnection: async (person, { first, after }, { loaders, useCases }) => {
+      const limit = listLimit('Person.messagesConnection', first)
+      const cursor = given(after)
+      return connectionOf(cursor === undefined
+        ? await loaders.inboxPages(limit).load(person.id)
+        : await useCases.listInbox(person.id, { limit, cursor }).catch(asAfter))
+    }
   },
   Message: {
     // The one value that can be large: counted as it goes into the answer.

@@ -37,7 +37,22 @@ export const schema = /* GraphQL */ `
     email: String
     address: Address
     friends(limit: Int = 10): [Person!]!
+    "The friends a page at a time, as GET /person/<id>/friends pages them (its cursors work here, and the other way round)."
+    friendsConnection(first: Int = 10, after: String): PersonConnection!
     messages(limit: Int = 20): [Message!]!
+    "The messages to this person, newest first, a page at a time, as GET /person/<id>/messages pages them (the same cursors)."
+    messagesConnection(first: Int = 20, after: String): MessageConnection!
+  }
+
+  type MessageConnection {
+    edges: [MessageEdge!]!
+    pageInfo: PageInfo!
+  }
+
+  type MessageEdge {
+    "Where the next page starts when this edge ends one: as GET /person/<id>/messages' ?cursor=."
+    cursor: String!
+    node: Message!
   }
 
   type Address {
@@ -100,6 +115,7 @@ export interface IdArgs { id: string }
 export interface PeopleArgs { limit?: number | null, cursor?: string | null, name?: string | null }
 export interface PeopleConnectionArgs { first?: number | null, after?: string | null, name?: string | null }
 export interface LimitArgs { limit?: number | null }
+export interface ConnectionArgs { first?: number | null, after?: string | null }
 export interface CreatePersonArgs { input: PersonInput }
 export interface UpdatePersonArgs { id: string, input: PersonPatch }
 export interface FriendshipArgs { personId: string, friendId: string }

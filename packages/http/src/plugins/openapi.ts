@@ -11,6 +11,7 @@ import { headersOf, type HeaderName } from '../schemas/response.schemas.js'
 import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
 import { FOREIGN_ROUTES } from './openapi-foreign-routes.js'
 import { assetsFromMemory } from './static-assets.js'
+import { SERVICE_VERSION } from '../routes/root.routes.js'
 
 /** Swagger UI's own files, which @fastify/swagger-ui serves under /docs/static/. */
 const SWAGGER_UI_FILES = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
@@ -171,7 +172,8 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
       openapi: '3.1.0',
       info: {
         title: 'People Service',
-        version: '0.1.0',
+        version: SERVICE_VERSION,
+        license: { name: 'MIT', identifier: 'MIT' },
         description: 'People, friendships and messages over REST; the same data over GraphQL at /graphql (GRAPHQL.md). ' +
           'Errors are JSON `{ statusCode, error, message, code? }`; every response carries `X-Request-Id`; ' +
           'responses to a caller carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`, and a 429 `Retry-After`.'

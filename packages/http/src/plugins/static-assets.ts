@@ -21,7 +21,8 @@ const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
   '.svg': 'image/svg+xml',
-  '.png': 'image/png'
+  '.png': 'image/png',
+  '.ico': 'image/x-icon'
 }
 
 interface Asset { body: Buffer, type: string, etag: string }

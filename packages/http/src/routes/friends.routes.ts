@@ -6,6 +6,7 @@ import { FriendsQuery } from '../schemas/list.schemas.js'
 import { PersonIdParams, PersonSummarySchema } from '../schemas/person.schemas.js'
 import { documented } from '../schemas/response.schemas.js'
 import type { RouteOptions } from '../types.js'
+import { linkNext } from './links.js'
 
 const FriendshipParams = Type.Object({ id: Type.String(), friendId: Type.String() })
 
@@ -16,14 +17,24 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
       operationId: 'listFriends',
       tags: ['friends'],
       summary: 'List the friends of a person, in the order they were stored',
+      description: 'Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present, and every friend is listed once.',
       params: PersonIdParams,
       querystring: FriendsQuery,
       response: {
-        200: documented(Type.Array(Type.Ref(PersonSummarySchema)), { description: 'The person\'s friends, in the order the friends were stored (the order of their ids, but for people created at the same moment on PostgreSQL)', example: EXAMPLES.people }),
+        200: documented(Type.Array(Type.Ref(PersonSummarySchema)), {
+          description: 'A page of the person\'s friends, in the order the friends were stored (the order of their ids, but for people created at the same moment on PostgreSQL)',
+          example: EXAMPLES.people,
+          headers: ['Link']
+        }),
         ...errorResponses(400, 404, 401, 403, 429)
       }
     }
-  }, async (request) => useCases.listFriends(request.params.id, request.query.limit))
+  }, async (request, reply) => {
+    const { limit, cursor } = request.query
+    const page = await useCases.listFriends(request.params.id, { limit, ...(cursor !== undefined ? { cursor } : {}) })
+    linkNext(request, reply, page.next)
+    return page.items
+  })
 
   app.put('/person/:id/friends/:friendId', {
     config: { operation: 'friends.add' },

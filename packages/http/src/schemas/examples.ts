@@ -40,6 +40,7 @@ export const EXAMPLES = {
   apiKey: { id: '0192f6c6-2222-7000-8000-000000000002', name: 'reporting job', scopes: ['people:read'], rateLimit: 100, createdAt: AT },
   apiKeyUsage: { id: '0192f6c6-2222-7000-8000-000000000002', total: 42, byDay: [{ day: '2026-11-21', requests: 42 }] },
   health: { status: 'ok' },
+  root: { name: 'People Service', version: '0.1.0', docs: '/docs', graphiql: '/graphiql', openapi: '/openapi.json' },
   unavailable: { status: 'unavailable' }
 } as const
 

@@ -15,7 +15,8 @@ export const PeopleQuery = Type.Object({
 }, { additionalProperties: false })
 
 export const FriendsQuery = Type.Object({
-  limit: limit(LIST_LIMITS.friends)
+  limit: limit(LIST_LIMITS.friends),
+  cursor: Type.Optional(Cursor)
 }, { additionalProperties: false })
 
 export const InboxQuery = Type.Object({

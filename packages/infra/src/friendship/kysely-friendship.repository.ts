@@ -1,4 +1,4 @@
-import { personNotFound, type FriendshipRepository, type PersonSummary } from '@people-service/domain'
+import { personNotFound, type FriendEntry, type FriendshipRepository, type PersonSummary } from '@people-service/domain'
 import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { retryDeadlocks, translateErrors } from '../database-errors.js'
@@ -16,16 +16,24 @@ import { boundIds, idsIn, personSummaries } from '../sql-dialect.js'
  * aggregates in the order of the friendship range (a co-routine in friend_pk
  * order), so its aggregate needs no ORDER BY, which would sort each list again.
  */
-const friendsOfManySql = (dialect: Dialect, ids: unknown, limit: unknown) => {
+const friendsOfManySql = <Friend>(dialect: Dialect, ids: unknown, limit: unknown, positions: boolean) => {
+  // A page's entries carry their position too: what its cursor keeps.
+  const fields = sql.raw(`'id', p.id, 'name', p.name${positions ? ", 'position', f.friend_pk" : ''}`)
   const list = dialect === 'postgres'
-    ? sql`coalesce(json_agg(json_build_object('id', p.id, 'name', p.name) order by f.friend_pk), '[]')`
-    : sql`json_group_array(json_object('id', p.id, 'name', p.name))`
-  return sql<{ ownerId: string, friends: string | PersonSummary[] }>`select owner.id as "ownerId",
+    ? sql`coalesce(json_agg(json_build_object(${fields}) order by f.friend_pk), '[]')`
+    : sql`json_group_array(json_object(${fields}))`
+  return sql<{ ownerId: string, friends: string | Friend[] }>`select owner.id as "ownerId",
       (select ${list}
         from (select g.friend_pk from friendship g where g.person_pk = owner.pk order by g.friend_pk limit ${limit}) f
         join ${sql.raw(personSummaries(dialect, 'p'))} on p.pk = f.friend_pk) as friends
       from person owner where ${idsIn(dialect, 'owner.id', ids)}`
 }
+
+/** A friend as a page's statement reads them: with their key, the list's order. */
+interface PositionedFriend { id: string, name: string, position: number | string }
+
+// PostgreSQL's driver gives a bigint as text; these keys are integers.
+const toEntry = ({ id, name, position }: PositionedFriend): FriendEntry => ({ friend: { id, name }, position: Number(position) })
 
 /*
  * Friendships are stored by the people's integer keys, in both directions;
@@ -42,8 +50,17 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
     where f.person_pk = (select o.pk from person o where o.id = ${param('personId')})
     order by f.friend_pk limit ${param('limit')}`)
   const listFriends = async (personId: string, limit: number): Promise<PersonSummary[]> => friendsOf({ personId, limit })
+  // The page after a position: a seek in the friendship key, (person_pk, friend_pk).
+  // The position is cast on PostgreSQL so that a cursor past int4 compares rather than fails.
+  const friendsAfter = prepareSql<{ id: string, name: string, position: number }, { personId: string, after: number, limit: number }>(db, sql`select p.id, p.name, f.friend_pk as position
+    from friendship f join ${sql.raw(personSummaries(dialect, 'p'))} on p.pk = f.friend_pk
+    where f.person_pk = (select o.pk from person o where o.id = ${param('personId')})
+      and f.friend_pk > ${dialect === 'postgres' ? sql`cast(${param('after')} as bigint)` : param('after')}
+    order by f.friend_pk limit ${param('limit')}`)
   const friendsOfMany = prepareSql<{ ownerId: string, friends: string | PersonSummary[] }, { ids: unknown, limit: number }>(db,
-    friendsOfManySql(dialect, param('ids'), param('limit')))
+    friendsOfManySql<PersonSummary>(dialect, param('ids'), param('limit'), false))
+  const pagesOfMany = prepareSql<{ ownerId: string, friends: string | PositionedFriend[] }, { ids: unknown, limit: number }>(db,
+    friendsOfManySql<PositionedFriend>(dialect, param('ids'), param('limit'), true))
 
   return translateErrors({
     async add (personId, friendId) {
@@ -89,6 +106,21 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
       if (personIds.length === 0 || limit === 0) return result
       for (const { ownerId, friends } of await friendsOfMany({ ids: boundIds(dialect, [...result.keys()]), limit })) {
         result.set(ownerId, typeof friends === 'string' ? JSON.parse(friends) as PersonSummary[] : friends)
+      }
+      return result
+    },
+
+    async pageFriends (personId, { limit, after }) {
+      // Keys start at 1: "after 0" is from the start, one statement for both.
+      const rows = await friendsAfter({ personId, after: after ?? 0, limit })
+      return rows.map(toEntry)
+    },
+
+    async pageFriendsOfMany (personIds, limit) {
+      const result = new Map<string, FriendEntry[]>(personIds.map((id) => [id, []]))
+      if (personIds.length === 0 || limit === 0) return result
+      for (const { ownerId, friends } of await pagesOfMany({ ids: boundIds(dialect, [...result.keys()]), limit })) {
+        result.set(ownerId, (typeof friends === 'string' ? JSON.parse(friends) as PositionedFriend[] : friends).map(toEntry))
       }
       return result
     }

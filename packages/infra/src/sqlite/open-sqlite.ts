@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { Kysely, type KyselyConfig } from 'kysely'
 import type { Database, DatabaseHandle } from '../database.js'
 import { readDirectly } from '../prepared-query.js'
@@ -60,13 +60,75 @@ const cachedPrepare = (database: SqliteConnection, size = 500): (sql: string) =>
   }
 }
 
+/** The SQLite file cannot be opened for reading and writing: where, and why. */
+export class DatabaseFileError extends Error {
+  constructor (readonly path: string, readonly reason: string) {
+    super(`the database file ${path} cannot be opened: ${reason}`)
+    this.name = 'DatabaseFileError'
+  }
+}
+
+/** The nearest folder on the way to `folder` that is a file instead, if any. */
+const fileInTheWay = (folder: string): string | undefined => {
+  for (let at = folder; ; at = dirname(at)) {
+    try {
+      return statSync(at).isDirectory() ? undefined : at
+    } catch {}
+    if (dirname(at) === at) return undefined
+  }
+}
+
+const reasonOf = (error: unknown): string => (error as Error).message || String(error)
+
+/**
+ * Makes sure the file can be opened for writing, with a cause the operator
+ * can act on, before SQLite answers "unable to open database file" or
+ * "attempt to write a readonly database" (or only at the first write): its
+ * folder is made, the file created if missing, and the folder must take the
+ * -wal and -shm files WAL mode keeps beside it.
+ */
+const prepareFile = (path: string): void => {
+  const folder = dirname(resolve(path))
+  try {
+    mkdirSync(folder, { recursive: true })
+  } catch (error) {
+    const file = fileInTheWay(folder)
+    throw new DatabaseFileError(path, file === undefined ? reasonOf(error) : `${file} is a file, not a folder`)
+  }
+  try {
+    closeSync(openSync(path, 'a'))
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException
+    // ENOENT in a folder that exists: a file system that makes no files (/proc).
+    throw new DatabaseFileError(path, code === 'EISDIR'
+      ? 'it is a folder'
+      : code === 'ENOENT' ? `no file can be created in ${folder} (${reasonOf(error)})` : reasonOf(error))
+  }
+  try {
+    accessSync(folder, constants.W_OK)
+  } catch (error) {
+    throw new DatabaseFileError(path, `its folder ${folder} is not writable, and SQLite keeps the -wal and -shm files beside the database (${reasonOf(error)})`)
+  }
+}
+
 export const openSqlite = ({ path, synchronous = 'FULL', mmapMb = 0, log }: SqliteOptions): DatabaseHandle => {
   if (!Number.isSafeInteger(mmapMb) || mmapMb < 0 || mmapMb > SQLITE_MAX_MMAP_MB) {
     throw new RangeError(`mmapMb must be a whole number of MiB from 0 to ${SQLITE_MAX_MMAP_MB}, not ${mmapMb}`)
   }
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const database = new BetterSqlite3(path)
-  database.pragma('journal_mode = WAL')
+  const inFile = path !== ':memory:' && path !== ''
+  if (inFile) prepareFile(path)
+  const database = (() => {
+    let opened: SqliteConnection | undefined
+    try {
+      opened = new BetterSqlite3(path)
+      // The first write to the file: a read-only one fails here, not at the first request.
+      opened.pragma('journal_mode = WAL')
+      return opened
+    } catch (error) {
+      opened?.close()
+      throw inFile ? new DatabaseFileError(path, reasonOf(error)) : error
+    }
+  })()
   database.pragma(`synchronous = ${synchronous}`)
   database.pragma('foreign_keys = ON')
   // Writers from another process (the seeder, a migration) wait instead of failing.

@@ -62,14 +62,20 @@ export const superviseServer = (command: string, args: string[], options: Superv
     ...(options.gid === undefined ? {} : { gid: options.gid })
   })
   let output = ''
+  // Why it ended, for when it printed nothing.
+  let end = ''
   const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000) }
   child.stdout.on('data', keep)
   child.stderr.on('data', keep)
-  const ended = new Promise<void>((resolve) => child.on('close', () => resolve()))
+  child.on('error', (error: NodeJS.ErrnoException) => { end = `${command} could not be started: ${error.code ?? ''} ${error.message}`.trim() })
+  const ended = new Promise<void>((resolve) => child.on('close', (code, signal) => {
+    end ||= signal === null ? `${command} exited with status ${String(code)}` : `${command} ended by ${signal}`
+    resolve()
+  }))
   child.unref()
   for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref(): void }).unref()
   return {
-    output: () => output,
+    output: () => output.trim() === '' ? `(it printed nothing; ${end || 'still running'})` : output,
     ended,
     async stop () {
       // Awaited from here on: keep this process alive until the server is gone.

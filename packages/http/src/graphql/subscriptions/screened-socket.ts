@@ -38,8 +38,17 @@ export const sendTo = (socket: RawSocket, data: string, callback?: (error?: Erro
  */
 const CLOSE_GRACE_MS = 1000
 
+/**
+ * Sockets already closed here. Mercurius closes a connection again for every
+ * send that fails once it is closing (each subscription's last event): one
+ * close, one timer and one listener are enough.
+ */
+const closing = new WeakSet<RawSocket>()
+
 /** Closes with `code`, and drops the connection if the client has not answered within CLOSE_GRACE_MS. */
 export const closeSocket = (socket: RawSocket, code?: number, reason?: string): void => {
+  if (closing.has(socket)) return
+  closing.add(socket)
   try {
     socket.close(code, reason)
   } catch {

@@ -17,10 +17,14 @@ export const CLOSE = {
   tooManyInFlight: { code: 1008, reason: 'Too many messages in flight' }
 } as const
 
-export type Closing = typeof CLOSE[keyof typeof CLOSE] | { code: 4409, reason: string }
+export type Closing = typeof CLOSE[keyof typeof CLOSE] | { code: 4403 | 4409, reason: string }
 
 /** A close reason may be 123 bytes: a longer one makes `ws` throw instead of closing. */
 const MAX_REASON_BYTES = 123
+
+/** 4403, its reason saying why where it fits (a spent budget), else the protocol's `Forbidden`. */
+export const forbiddenBecause = (why: string): Closing =>
+  Buffer.byteLength(why) <= MAX_REASON_BYTES ? { code: 4403, reason: why } : CLOSE.forbidden
 
 export const duplicateId = (id: string): Closing => {
   const reason = `Subscriber for ${id} already exists`
@@ -33,11 +37,17 @@ export interface ClientSignals {
   stop: string
   /** Passed on untouched. */
   others: readonly string[]
+  /**
+   * The server's message that refuses a connection_init, where the
+   * subprotocol defines one (the legacy graphql-ws: connection_error);
+   * graphql-transport-ws has none: the close code alone says it.
+   */
+  refusal?: string
 }
 
 const SIGNALS: Record<string, ClientSignals> = {
   'graphql-transport-ws': { subscribe: 'subscribe', stop: 'complete', others: ['ping', 'pong'] },
-  'graphql-ws': { subscribe: 'start', stop: 'stop', others: ['connection_terminate'] }
+  'graphql-ws': { subscribe: 'start', stop: 'stop', others: ['connection_terminate'], refusal: 'connection_error' }
 }
 
 /** The client's signals of a subprotocol; undefined for one Mercurius refuses. */

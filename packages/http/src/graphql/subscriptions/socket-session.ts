@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { RateLimitedError } from '../../auth/rate-limits.js'
 import type { Access } from '../../plugins/access.js'
-import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, envelopeOf, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
+import { CLOSE, CONNECTION_INIT, credentialsOf, duplicateId, envelopeOf, forbiddenBecause, readMessage, type ClientMessage, type ClientSignals, type Closing, type SocketCredentials } from './socket-protocol.js'
 import { closeSocket, ScreenedSocket, sendTo, type RawSocket } from './screened-socket.js'
 import { chargeCost } from '../pipeline.js'
 import { takeTurn } from '../../turns.js'
@@ -116,7 +116,7 @@ const lostScopes = (before: Caller, after: Caller): boolean => before.scopes.som
  *
  * - `connection_init` within `initTimeoutMs` (else 4408), once (else 4429),
  *   with credentials that authenticate and a budget that pays one request
- *   for it (else connection_error and 4403);
+ *   for it (else 4403; the legacy subprotocol also gets a connection_error);
  * - every message after it is charged one request before it is read (`#paid`);
  * - every subscribe authenticates its connection's credentials anew (4403
  *   when they no longer do), is charged its cost to the caller's budget, counts
@@ -316,10 +316,16 @@ export class SocketSession {
     }
   }
 
-  /** Refuses the connection at `connection_init`: no `connection_ack`, the reason, and 4403. */
+  /**
+   * Refuses the connection at `connection_init`: no `connection_ack`, and
+   * 4403. Only the legacy subprotocol has a message for the reason; over
+   * graphql-transport-ws a message it does not define would make its
+   * clients report an invalid message instead of Forbidden.
+   */
   #refuse (payload: GraphQLFormattedError): void {
     this.request.log.debug({ code: payload.extensions?.code }, 'GraphQL subscription connection refused')
-    this.#send({ type: 'connection_error', payload })
+    if (this.#signals.refusal === undefined) return this.close(forbiddenBecause(payload.message))
+    this.#send({ type: this.#signals.refusal, payload })
     this.close(CLOSE.forbidden)
   }
 

@@ -1,0 +1,8 @@
+export { PeopleServiceClient, type ClientOptions, type CreateOptions, type EventTail, type TailOptions, type WriteOptions } from './client.js'
+export { PeopleServiceError, PreconditionFailedError, WebhookVerificationError, type TransportErrorCode } from './errors.js'
+export type { CloudEvent, CreatedWebhook, EventQuery, EventType, NewWebhook, Webhook, WebhookDelivery, WebhookPatch } from './events.types.js'
+export type { Page, Paginated } from './paging.js'
+export type { AbortSignalLike, Fetch, FetchInit, FetchResponse } from './platform.js'
+export type * from './types.js'
+export { verifyWebhook, type VerifyOptions, type WebhookHeaders } from './webhooks.js'
+export type { components, operations, paths } from './generated/openapi.js'
