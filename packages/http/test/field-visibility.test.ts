@@ -61,6 +61,8 @@ const ROUTES: RouteCase[] = [
   { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage` },
   { operation: 'auth.password', method: 'POST', url: () => '/auth/password', body: () => ({ currentPassword: PASSWORD, newPassword: PASSWORD }) },
   { operation: 'auth.login', method: 'POST', url: () => '/auth/login', body: () => ({ username: 'nobody', password: 'wrong password here' }) },
+  { operation: 'root', method: 'GET', url: () => '/' },
+  { operation: 'favicon', method: 'GET', url: () => '/favicon.ico' },
   { operation: 'health.live', method: 'GET', url: () => '/health/live' },
   { operation: 'health.ready', method: 'GET', url: () => '/health/ready' }
 ]

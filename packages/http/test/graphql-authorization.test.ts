@@ -90,7 +90,7 @@ const CASES: Case[] = [
   },
   {
     name: 'Person.friendsConnection',
-    fields: ['Query.person', 'Person.friendsConnection'],
+    fields: ['Query.person', 'Person.friendsConnection', 'Person.name'],
     query: 'query ($id: ID!) { person(id: $id) { friendsConnection { edges { node { name } } } } }',
     variables: (f) => ({ id: f.ada }),
     data: (f) => ({ person: { friendsConnection: { edges: [{ node: { name: `Bob ${f.tag}` } }] } } })
