@@ -22,6 +22,7 @@ import { registerUnderPressure } from './plugins/under-pressure.js'
 import { closeAnsweredUpgrades } from './plugins/upgrades.js'
 import { trackMethods } from './plugins/method-not-allowed.js'
 import { requestIdOf } from './plugins/request-id.js'
+import { RESPONSE_LIMITS } from './response-size.js'
 import { installValidation } from './plugins/validation.js'
 import { apiKeysRoutes } from './routes/api-keys.routes.js'
 import { authRoutes } from './routes/auth.routes.js'
@@ -34,7 +35,7 @@ import { personRoutes } from './routes/person.routes.js'
 import { usersRoutes } from './routes/users.routes.js'
 import { ErrorSchema } from './schemas/error.schema.js'
 import { MessageSchema } from './schemas/message.schemas.js'
-import { PersonSchema, PersonSummarySchema } from './schemas/person.schemas.js'
+import { PersonIdSchema, PersonSchema, PersonSummarySchema } from './schemas/person.schemas.js'
 import type { Tracing } from './tracing.js'
 import './types.js'
 
@@ -51,6 +52,12 @@ export interface AppOptions {
   production?: boolean
   /** Worst-case cost budget of one GraphQL operation; defaults to GRAPHQL_LIMITS.defaultMaxCost. */
   graphqlMaxCost?: number
+  /**
+   * The largest response body the service builds (MAX_RESPONSE_BYTES):
+   * GraphQL refuses an operation that could answer more, REST lists end
+   * their pages early. Default RESPONSE_LIMITS.defaultMaxBytes (8 MiB).
+   */
+  maxResponseBytes?: number
   /**
    * Compile a GraphQL query with graphql-jit once it has run this many times;
    * false: never. Default GRAPHQL_LIMITS.jitAfter (`npm run bench` measures both).
@@ -164,7 +171,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await registerUnderPressure(app, options.pressure ?? { maxEventLoopDelay: 1000 })
   await registerOpenApi(app)
   await registerMetrics(app, durations, options.metrics ?? {})
-  for (const schema of [ErrorSchema, PersonSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
+  for (const schema of [ErrorSchema, PersonSchema, PersonIdSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const { messageBus, ports } = wireMessageBus(app, options)
   const useCases = createUseCases(ports)
@@ -173,10 +180,11 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await app.register(authRoutes, { access })
   await app.register(usersRoutes, { access })
   await app.register(apiKeysRoutes, { access })
-  await app.register(peopleRoutes, { useCases, access })
+  const maxResponseBytes = options.maxResponseBytes ?? RESPONSE_LIMITS.defaultMaxBytes
+  await app.register(peopleRoutes, { useCases, access, maxResponseBytes })
   await app.register(personRoutes, { useCases })
   await app.register(friendsRoutes, { useCases })
-  await app.register(messagesRoutes, { useCases })
+  await app.register(messagesRoutes, { useCases, maxResponseBytes })
   await registerGraphQL(app, {
     useCases,
     access,
@@ -185,6 +193,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
     subscriptions: { ...SUBSCRIPTION_DEFAULTS, ...options.subscriptions },
     production,
     maxCost: options.graphqlMaxCost ?? GRAPHQL_LIMITS.defaultMaxCost,
+    maxResponseBytes,
     jit: options.graphqlJit ?? GRAPHQL_LIMITS.jitAfter,
     sqlPlan: options.graphqlSqlPlan ?? true,
     ...(options.tracing === undefined ? {} : { tracing: options.tracing })

@@ -35,7 +35,7 @@ const countStatements = async (t: Checks, people: number, query: string): Promis
 
 t.test('people → friends → messages costs the same statements for 10 people as for 150', async (t) => {
   // 50 people, 500 friends, 500 messages: each level fits in one chunk.
-  const query = '{ people(limit: 50) { friends(limit: 10) { name messages(limit: 1) { text } } } }'
+  const query = '{ people(limit: 50) { friends(limit: 10) { name messages(limit: 1) { id } } } }'
   const few = await countStatements(t, 10, query)
   const many = await countStatements(t, 150, query)
   t.equal(few, 3, 'one statement per level: people, friends, messages')
@@ -65,7 +65,7 @@ t.test('a level of more than CHUNK_ROWS rows is read in chunks of at most that m
 })
 
 t.test('connections of friends and inboxes load their first pages in one batch per level, a later page in one statement', async (t) => {
-  const query = '{ people(limit: 50) { friendsConnection(first: 4) { edges { cursor node { name messagesConnection(first: 1) { edges { cursor node { text } } pageInfo { hasNextPage } } } } pageInfo { hasNextPage endCursor } } } }'
+  const query = '{ people(limit: 50) { friendsConnection(first: 4) { edges { cursor node { name messagesConnection(first: 1) { edges { cursor node { id } } pageInfo { hasNextPage } } } } pageInfo { hasNextPage endCursor } } } }'
   const counted = async (people: number) => {
     const { api, statements } = await seeded(t, people)
     const { status, body } = await graphql(api, postGraphQL(query))

@@ -5,6 +5,7 @@ import { GraphQLRequestError } from '../src/graphql/error-format.js'
 import { documentRules, GRAPHQL_LIMITS } from '../src/graphql/limits.js'
 import { QueryCompiler } from '../src/graphql/plan.js'
 import { schema as typeDefs } from '../src/graphql/schema.js'
+import { RESPONSE_LIMITS } from '../src/response-size.js'
 import { build, graphql, postGraphQL } from './helper.js'
 
 /*
@@ -16,7 +17,7 @@ import { build, graphql, postGraphQL } from './helper.js'
 
 const schema = buildSchema(typeDefs)
 const rules = documentRules(false)
-const cacheOf = (remembered = REMEMBERED) => new DocumentCache({ schema, maxCost: GRAPHQL_LIMITS.defaultMaxCost, jit: new QueryCompiler(1), sqlPlan: false, validationRules: rules }, remembered)
+const cacheOf = (remembered = REMEMBERED) => new DocumentCache({ schema, maxCost: GRAPHQL_LIMITS.defaultMaxCost, maxResponseBytes: RESPONSE_LIMITS.defaultMaxBytes, jit: new QueryCompiler(1), sqlPlan: false, validationRules: rules }, remembered)
 
 type Answer = 'runs' | { status: number, errors: unknown[] }
 

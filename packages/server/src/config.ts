@@ -1,5 +1,5 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
-import { CONNECTION_DEFAULTS, GRAPHQL_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
+import { CONNECTION_DEFAULTS, GRAPHQL_LIMITS, RESPONSE_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import { ACCOUNT_LIMITS } from '@people-service/domain'
 import { SQLITE_MAX_MMAP_MB } from '@people-service/infra'
 
@@ -16,6 +16,8 @@ export interface Config {
   production: boolean
   /** Worst-case cost budget of one GraphQL operation (GRAPHQL_MAX_COST). */
   graphqlMaxCost: number
+  /** The largest response body the service builds (MAX_RESPONSE_BYTES). */
+  maxResponseBytes: number
   /** Compile a GraphQL query with graphql-jit after this many runs; 0: never (GRAPHQL_JIT). */
   graphqlJit: number
   /** Queries of people and friends as one statement per root field (GRAPHQL_SQL_PLAN=0: always the resolvers). */
@@ -163,6 +165,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     sqliteMmapMb: integer(env, 'SQLITE_MMAP_MB', 0, 0, SQLITE_MAX_MMAP_MB),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     graphqlMaxCost: integer(env, 'GRAPHQL_MAX_COST', GRAPHQL_LIMITS.defaultMaxCost, 1, 1_000_000_000),
+    maxResponseBytes: integer(env, 'MAX_RESPONSE_BYTES', RESPONSE_LIMITS.defaultMaxBytes, RESPONSE_LIMITS.leastMaxBytes, 1024 ** 3),
     graphqlJit: integer(env, 'GRAPHQL_JIT', GRAPHQL_LIMITS.jitAfter, 0, 1_000_000),
     graphqlSqlPlan: integer(env, 'GRAPHQL_SQL_PLAN', 1, 0, 1) === 1,
     graphqlMaxSubscriptions: integer(env, 'GRAPHQL_MAX_SUBSCRIPTIONS', SUBSCRIPTION_DEFAULTS.maxPerCaller, 1, 100_000),

@@ -119,6 +119,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     ...(tracing === undefined ? {} : { tracing }),
     production: config.production,
     graphqlMaxCost: config.graphqlMaxCost,
+    maxResponseBytes: config.maxResponseBytes,
     graphqlJit: config.graphqlJit === 0 ? false : config.graphqlJit,
     graphqlSqlPlan: config.graphqlSqlPlan,
     subscriptions: { maxPerCaller: config.graphqlMaxSubscriptions },

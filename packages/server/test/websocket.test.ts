@@ -125,8 +125,8 @@ t.test('with REDIS_URL, the events a subscription receives on one instance spend
   const { key } = (await call(one.url, 'POST', '/api-keys', admin, { name: 'k', scopes: ['people:read'], rateLimit: 40 })).json()
 
   const client = await connect(t, two.url, { 'x-api-key': key })
-  // A message's person, 100 of their friends and 10 of each one's: 1 + 100 + 100·10 = 1,101, 12 requests.
-  const query = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 10) { name } } } } }'
+  // The text (100), the message's person (1), 100 of their friends and 9 of each one's: 100 + 1 + 100·10 = 1,101, 12 requests.
+  const query = 'subscription ($p: ID) { messageSent(personId: $p) { text person { friends(limit: 100) { friends(limit: 9) { name } } } } }'
   client.socket.send(JSON.stringify({ type: 'subscribe', id: '1', payload: { query, variables: { p: ada.id } } }))
   // Messages through instance one until the subscription on instance two is refused one.
   for (let attempt = 0; attempt < 50 && !client.messages.some((m) => m.type === 'error'); attempt++) {

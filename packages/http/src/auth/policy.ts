@@ -117,6 +117,50 @@ export const GRAPHQL_FIELD_OPERATIONS = {
   'Subscription.messageSent': 'messages.list'
 } as const satisfies Record<string, Operation>
 
+/**
+ * Who may see the fields a response carries, by the type that carries them,
+ * whatever the door (REST bodies, GraphQL results, mutation payloads
+ * included): every field of a guarded type needs `scope`, but those in
+ * `open`. Reaching the value at all is the operation's row above; this
+ * table decides what of it leaves. A field added to a guarded type is
+ * guarded until it is named here as open. A writer without `people:read`
+ * learns the id of the person it wrote, and no more.
+ */
+export const VISIBILITY = {
+  Person: { scope: 'people:read', open: ['id'] },
+  Address: { scope: 'people:read', open: [] }
+} as const satisfies Record<string, { scope: Scope, open: readonly string[] }>
+
+export type GuardedType = keyof typeof VISIBILITY
+
+const isGuardedType = (type: string): type is GuardedType => Object.hasOwn(VISIBILITY, type)
+
+/** The scope a caller needs to see `field` of `type`; undefined when the field is open to whoever reaches it. */
+export const scopeToSee = (type: string, field: string): Scope | undefined => {
+  if (!isGuardedType(type)) return undefined
+  const { scope, open } = VISIBILITY[type]
+  return (open as readonly string[]).includes(field) ? undefined : scope
+}
+
+/** May this caller see `field` of `type`? */
+export const maySee = (caller: Caller, type: string, field: string): boolean => {
+  const scope = scopeToSee(type, field)
+  return scope === undefined || hasScope(caller, scope)
+}
+
+/**
+ * A value of a guarded type as this caller may see it: whole, or only its
+ * open fields. REST serializers pass every person they answer through it.
+ */
+export const visiblePart = <T extends object, K extends GuardedType>(caller: Caller, type: K, value: T): T | OpenPart<T, K> => {
+  if (hasScope(caller, VISIBILITY[type].scope)) return value
+  const open: readonly string[] = VISIBILITY[type].open
+  return Object.fromEntries(Object.entries(value).filter(([field]) => open.includes(field))) as OpenPart<T, K>
+}
+
+/** The fields of a value of a guarded type that anyone who reaches it may see. */
+export type OpenPart<T, K extends GuardedType> = Pick<T, Extract<keyof T, (typeof VISIBILITY)[K]['open'][number]>>
+
 /** Checks a requirement; throws UNAUTHENTICATED (401) or FORBIDDEN (403). */
 export const check = (caller: Caller | undefined, requirement: Requirement, what: string): Caller | undefined => {
   if (requirement.access === 'public') return caller

@@ -1,18 +1,20 @@
-import { isDomainError, type Caller } from '@people-service/domain'
+import { hasScope, isDomainError, type Caller } from '@people-service/domain'
 import {
   getDirectiveValues, getNamedType, GraphQLError, GraphQLIncludeDirective, GraphQLSkipDirective, isObjectType, isInterfaceType,
   Kind, visit, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type FragmentSpreadNode, type GraphQLCompositeType,
   type GraphQLSchema, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode
 } from 'graphql'
-import { check, GRAPHQL_FIELD_OPERATIONS, POLICY } from '../auth/policy.js'
+import { check, GRAPHQL_FIELD_OPERATIONS, POLICY, scopeToSee } from '../auth/policy.js'
 
 /*
  * Per-field authorization, before anything runs: the operation's selection
  * is walked with the schema's types (fragments where they are spread, fields
  * skipped by @skip/@include left out, as execution would) and every field
  * that has a row in GRAPHQL_FIELD_OPERATIONS is checked for the caller with
- * the same check and table REST's hook uses (`authorize`). A mutation the
- * caller may not run therefore never runs, and a query never half-runs.
+ * the same check and table REST's hook uses (`authorize`), and every field of
+ * a guarded type against VISIBILITY, as REST's serializers read it. A
+ * mutation the caller may not run, or whose answer it may not see, therefore
+ * never runs, and a query never half-runs.
  */
 
 type FieldCoordinate = keyof typeof GRAPHQL_FIELD_OPERATIONS
@@ -107,9 +109,16 @@ export const deniedFields = (caller: Caller, fields: readonly SelectedField[], r
   const denied: GraphQLError[] = []
   for (const { coordinate, node } of fields) {
     if (!isGoverned(coordinate)) {
-      const [type] = coordinate.split('.')
-      if (type !== undefined && rootTypes.has(type)) {
+      const [type = '', field = ''] = coordinate.split('.')
+      if (rootTypes.has(type)) {
         denied.push(new GraphQLError(`${coordinate} has no row in the policy table`, { nodes: [node], extensions: { code: 'FORBIDDEN' } }))
+        continue
+      }
+      // A field of a guarded type (a person's name, their address) leaves
+      // only for a caller who may see it, whichever field reached it.
+      const scope = scopeToSee(type, field)
+      if (scope !== undefined && !hasScope(caller, scope)) {
+        denied.push(new GraphQLError(`${coordinate} needs the ${scope} scope`, { nodes: [node], extensions: { code: 'FORBIDDEN' } }))
       }
       continue
     }

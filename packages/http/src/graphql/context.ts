@@ -1,4 +1,5 @@
 import type { Caller, UseCases } from '@people-service/domain'
+import { ResponseBudget } from '../response-size.js'
 import { Loaders } from './loaders.js'
 
 /** What every resolver of one request (or one subscription's connection) can reach. */
@@ -13,6 +14,8 @@ export interface GraphQLContext {
   requestId: string
   /** Batch loads by id and list limit (loaders.ts). */
   loaders: Loaders
+  /** What the answer may still take while it is built (MAX_RESPONSE_BYTES). */
+  response: ResponseBudget
 }
 
 /** A subscription's context: its connection's, and the charge of each of its events. */
@@ -30,6 +33,8 @@ export interface ContextInput {
   useCases: UseCases
   caller: Caller
   requestId: string
+  /** The largest answer of one request; a subscription's context, which lives as long as its connection, has none (each event is one message). */
+  maxResponseBytes?: number
 }
 
 /**
@@ -37,5 +42,5 @@ export interface ContextInput {
  * subscription's runs as the caller its session authenticated, renewed at
  * each subscribe (subscriptions/socket-session.ts).
  */
-export const createContext = ({ useCases, caller, requestId }: ContextInput): GraphQLContext =>
-  ({ useCases, caller, requestId, loaders: new Loaders(useCases) })
+export const createContext = ({ useCases, caller, requestId, maxResponseBytes = Number.POSITIVE_INFINITY }: ContextInput): GraphQLContext =>
+  ({ useCases, caller, requestId, loaders: new Loaders(useCases), response: new ResponseBudget(maxResponseBytes) })

@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { RateLimits } from '../auth/rate-limits.js'
 import { callerOf } from '../plugins/access.js'
 import { createContext } from './context.js'
-import { requestError } from './error-format.js'
+import { ResponseTooLarge } from '../response-size.js'
+import { requestError, type FormattedResult } from './error-format.js'
 import type { Pipeline } from './pipeline.js'
 import { contentTypeOf, negotiate } from './transport.js'
 
@@ -78,6 +79,24 @@ export interface HttpRouteOptions {
   useCases: UseCases
   /** The budgets the access hook charges: an operation's cost is charged there too. */
   limits: RateLimits
+  /** The largest body an answer may have (MAX_RESPONSE_BYTES). */
+  maxResponseBytes: number
+}
+
+/**
+ * The body to send: the answer as JSON text, or, when it grew past
+ * `maxResponseBytes` after all (its worst case was checked before it ran),
+ * an error in its place, never the answer whole.
+ */
+const bodyWithin = (body: FormattedResult['body'], maxResponseBytes: number): string => {
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  if (Buffer.byteLength(text) <= maxResponseBytes) return text
+  const extensions = typeof body === 'string' ? undefined : body.extensions
+  return JSON.stringify({
+    data: null,
+    errors: [{ message: new ResponseTooLarge(maxResponseBytes).message, extensions: { code: 'RESPONSE_TOO_LARGE' } }],
+    ...(extensions === undefined ? {} : { extensions })
+  })
 }
 
 /**
@@ -87,7 +106,7 @@ export interface HttpRouteOptions {
  * charged to that caller's budget, the result answered in that media type. Refusals are thrown to the scope's
  * error handler, which answers them in GraphQL shape.
  */
-export const httpRoutes = ({ pipeline, useCases, limits }: HttpRouteOptions): { get: RouteOptions, post: RouteOptions } => {
+export const httpRoutes = ({ pipeline, useCases, limits, maxResponseBytes }: HttpRouteOptions): { get: RouteOptions, post: RouteOptions } => {
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const type = negotiate(request.headers.accept)
     if (type === undefined) {
@@ -96,12 +115,12 @@ export const httpRoutes = ({ pipeline, useCases, limits }: HttpRouteOptions): { 
     const params = readParams(request)
     const caller = callerOf(request)
     const { status, body } = await pipeline.run({ ...params, door: request.method === 'POST' ? 'POST' : 'GET', caller }, {
-      context: createContext({ useCases, caller, requestId: request.id }),
+      context: createContext({ useCases, caller, requestId: request.id, maxResponseBytes }),
       log: request.log,
       // The RateLimit-* headers show the budget after the charge.
       pay: (units) => limits.charge(request, reply, caller, units)
     })
-    return reply.code(status).header('content-type', contentTypeOf(type)).send(body)
+    return reply.code(status).header('content-type', contentTypeOf(type)).send(bodyWithin(body, maxResponseBytes))
   }
   const route = { url: '/graphql', config: { operation: 'graphql' as const }, handler }
   return { get: { ...route, method: 'GET' }, post: { ...route, method: 'POST' } }

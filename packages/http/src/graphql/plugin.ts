@@ -7,6 +7,7 @@ import type { Access } from '../plugins/access.js'
 import { registerGraphiQL, registerGraphiQLOff } from '../plugins/graphiql.js'
 import { assertEveryRootFieldGoverned } from './authorization.js'
 import { createContext, type SubscriptionContext } from './context.js'
+import { assertEveryFieldPriced } from './cost.js'
 import { errorFormatter, errorHandler, formatSocketError } from './error-format.js'
 import { httpRoutes } from './http-route.js'
 import { documentRules } from './limits.js'
@@ -32,6 +33,8 @@ export interface GraphQLOptions {
   production: boolean
   /** Worst-case cost budget of one operation (cost.ts). */
   maxCost: number
+  /** The largest response an operation may build (MAX_RESPONSE_BYTES). */
+  maxResponseBytes: number
   /** Compile an operation with graphql-jit once it has run this many times; false: never. */
   jit: number | false
   /** Queries of people and friends as one statement per root field that builds the JSON (sql-plan.ts). */
@@ -50,13 +53,15 @@ export interface GraphQLOptions {
  * and loaders keyed by whole parent objects.
  */
 export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOptions): Promise<void> => {
-  const { useCases, access, revocations, messageBus, production, maxCost, jit, sqlPlan, tracing } = options
+  const { useCases, access, revocations, messageBus, production, maxCost, maxResponseBytes, jit, sqlPlan, tracing } = options
   // One executable schema: Mercurius attaches the resolvers to it when it registers.
   const schema = buildSchema(schemaText)
   // Nothing reachable by omission: every root field has a row in the table.
   assertEveryRootFieldGoverned(schema)
+  // Nothing unpriced: every list has a limit, every leaf a worst-case size.
+  assertEveryFieldPriced(schema)
   const compiler = jit === false ? false : new QueryCompiler(jit)
-  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, jit: compiler, sqlPlan, production, ...(tracing === undefined ? {} : { tracing }) })
+  const pipeline = createPipeline({ schema, validationRules: documentRules(production), maxCost, maxResponseBytes, jit: compiler, sqlPlan, production, ...(tracing === undefined ? {} : { tracing }) })
 
   // An own scope: the error handler answers in GraphQL shape on /graphql only.
   await app.register(async (scope) => {
@@ -76,7 +81,7 @@ export const registerGraphQL = async (app: FastifyInstance, options: GraphQLOpti
       routes: false,
       subscription: { emitter: fairFanOut(messageBus.emitter) }
     })
-    const routes = httpRoutes({ pipeline, useCases, limits: access.limits })
+    const routes = httpRoutes({ pipeline, useCases, limits: access.limits, maxResponseBytes })
     scope.route(routes.post)
     // The GET route carries the WebSocket handler too: the same path serves both.
     await scope.register(subscriptionRoute, {

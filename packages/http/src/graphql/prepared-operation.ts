@@ -2,7 +2,7 @@ import type { Caller } from '@people-service/domain'
 import { getVariableValues, GraphQLError, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type OperationTypeNode } from 'graphql'
 import { argumentChecks } from './argument-limits.js'
 import { fragmentsOf, operationAuthorization } from './authorization.js'
-import { costTooHighError, operationCost } from './cost.js'
+import { costTooHighError, operationWeight, responseTooLargeError, type OperationWeight } from './cost.js'
 import { GraphQLRequestError } from './error-format.js'
 import { selectionsOf } from './limits.js'
 import { type QueryCompiler, ResolverPlan } from './plan.js'
@@ -13,6 +13,8 @@ export interface OperationSettings {
   schema: GraphQLSchema
   /** Worst-case cost budget of one operation (cost.ts). */
   maxCost: number
+  /** The largest response an operation may build, at worst (MAX_RESPONSE_BYTES). */
+  maxResponseBytes: number
   /** Compiles operations with graphql-jit (plan.ts); false: never. */
   jit: QueryCompiler | false
   /** Compile the queries the database can answer whole into one statement per root field (sql-plan.ts). */
@@ -44,23 +46,25 @@ export class PreparedOperation {
   readonly #schema: GraphQLSchema
   readonly #node: OperationDefinitionNode
   readonly #maxCost: number
+  readonly #maxResponseBytes: number
   readonly #jit: QueryCompiler | false
   /** The refusal of an argument written in the document: the operation can never run. */
   readonly #literalRefusal: GraphQLRequestError | undefined
   readonly #checkArguments: (variables: Variables) => void
-  readonly #cost: (variables: Variables) => number
+  readonly #weight: (variables: Variables) => OperationWeight
   readonly #authorization: (caller: Caller, variables: Variables) => readonly GraphQLError[]
   #resolvers: ResolverPlan | undefined
   /** The database's plan, when the operation is one it can answer whole. */
   readonly sql: SqlPlan | undefined
 
-  constructor (document: DocumentNode, node: OperationDefinitionNode, { schema, maxCost, jit, sqlPlan }: OperationSettings) {
+  constructor (document: DocumentNode, node: OperationDefinitionNode, { schema, maxCost, maxResponseBytes, jit, sqlPlan }: OperationSettings) {
     this.kind = node.operation
     this.name = node.name?.value
     this.document = document
     this.#schema = schema
     this.#node = node
     this.#maxCost = maxCost
+    this.#maxResponseBytes = maxResponseBytes
     this.#jit = jit
     const fragments = fragmentsOf(document.definitions)
     let checkArguments: (variables: Variables) => void = () => {}
@@ -73,7 +77,7 @@ export class PreparedOperation {
     }
     this.#checkArguments = checkArguments
     this.#literalRefusal = literalRefusal
-    this.#cost = operationCost(schema, document, node)
+    this.#weight = operationWeight(schema, document, node)
     this.#authorization = operationAuthorization(schema, node, fragments)
     this.sql = sqlPlan ? SqlPlan.of(schema, node, fragments, () => this.resolvers) : undefined
   }
@@ -88,20 +92,22 @@ export class PreparedOperation {
   }
 
   /**
-   * The limits of arguments and of cost, with the coerced variables: 400
-   * naming what is out of bounds. Answers the operation's worst-case cost.
+   * The limits of arguments, of cost and of the response's size, with the
+   * coerced variables: 400 naming what is out of bounds. Answers the
+   * operation's worst-case cost.
    */
   limits (variables: Variables): number {
     if (this.#literalRefusal !== undefined) throw this.#literalRefusal
-    let cost = 0
+    let weight: OperationWeight = { cost: 0, bytes: 0 }
     try {
       this.#checkArguments(variables)
-      cost = this.#cost(variables)
+      weight = this.#weight(variables)
     } catch (error) {
       badRequest(error)
     }
-    if (cost > this.#maxCost) throw new GraphQLRequestError(400, [costTooHighError(cost, this.#maxCost)])
-    return cost
+    if (weight.cost > this.#maxCost) throw new GraphQLRequestError(400, [costTooHighError(weight.cost, this.#maxCost)])
+    if (weight.bytes > this.#maxResponseBytes) throw new GraphQLRequestError(400, [responseTooLargeError(weight.bytes, this.#maxResponseBytes)])
+    return weight.cost
   }
 
   /**

@@ -4,6 +4,7 @@ import {
 import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
 import { authorize, GRAPHQL_FIELD_OPERATIONS } from '../auth/policy.js'
+import { jsonStringLength } from '../response-size.js'
 import { takeTurn } from '../turns.js'
 import { listLimit } from './argument-limits.js'
 import type { GraphQLContext, SubscriptionContext } from './context.js'
@@ -110,6 +111,7 @@ interface Resolvers {
     messagesConnection: Resolver<PersonParent, ConnectionArgs, Connection<Message>>
   }
   Message: {
+    text: Resolver<Message, unknown, string>
     sentAt: Resolver<Message, unknown, string>
     person: Resolver<Message, unknown, Person>
   }
@@ -186,6 +188,11 @@ export const resolvers: Resolvers = {
     }
   },
   Message: {
+    // The one value that can be large: counted as it goes into the answer.
+    text: (message, _, { response }) => {
+      response.spend(jsonStringLength(message.text))
+      return message.text
+    },
     sentAt: (message) => message.sentAt.toISOString(),
     // A message outlives its recipient only between a delete and its cascade.
     person: async (message, _, { loaders }) => {

@@ -9,6 +9,7 @@ import { listLimit } from './argument-limits.js'
 import { included } from './authorization.js'
 import type { GraphQLContext } from './context.js'
 import type { Plan } from './plan.js'
+import { ResponseBudget, ResponseTooLarge } from '../response-size.js'
 import { CHUNK_ROWS } from '../turns.js'
 
 /*
@@ -252,8 +253,14 @@ export class SqlPlan {
     if (calls.reduce((rows, call) => rows + call.rows, 0) > MOST_ROWS_PER_REQUEST) return this.#fallback().run(context, variables, log)
     let texts: string[]
     try {
-      texts = await Promise.all(calls.map(async ({ key, answer }) => `${key}:${await answer(context)}`))
+      texts = await Promise.all(calls.map(async ({ key, answer }) => {
+        const text = await answer(context)
+        // Counted as each root field's text arrives: one past the limit fails the answer.
+        context.response.spend(Buffer.byteLength(text))
+        return `${key}:${text}`
+      }))
     } catch (error) {
+      if (error instanceof ResponseTooLarge) return { data: null, errors: [error] }
       // Whatever failed (a cursor this service did not issue, the database
       // away), the resolvers say it as they always have: the same data,
       // paths and codes, an unexpected failure logged and hidden behind the
@@ -261,6 +268,8 @@ export class SqlPlan {
       // A failure the resolvers may not meet (the plan's own SQL) is logged
       // here, or it would go unseen behind their answer.
       if (!isDomainError(error)) log.warn({ err: error }, 'the SQL plan failed; the resolvers answer instead')
+      // The resolvers build the answer afresh: what the plan counted is not in it.
+      context.response = new ResponseBudget(context.response.max)
       return this.#fallback().run(context, variables, log)
     }
     return new JsonData(`{${texts.join(',')}}`)

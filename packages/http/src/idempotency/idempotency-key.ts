@@ -33,8 +33,9 @@ export const idempotentRequestOf = (request: FastifyRequest, key: string): Idemp
 export const storedResponse = (status: number, headers: Record<string, string>, body: unknown): string =>
   JSON.stringify({ status, headers, body } satisfies StoredResponse)
 
-/** Answers a repeat with the first answer, marked as such. */
-export const replay = (reply: FastifyReply, response: string): FastifyReply => {
+/** Answers a repeat with the first answer, marked as such; `seen` narrows its body to what the caller may see now. */
+export const replay = (reply: FastifyReply, response: string, seen: (body: object) => unknown = (body) => body): FastifyReply => {
   const stored = JSON.parse(response) as StoredResponse
-  return reply.code(stored.status).headers(stored.headers).header('idempotent-replayed', 'true').send(stored.body)
+  const body = typeof stored.body === 'object' && stored.body !== null ? seen(stored.body) : stored.body
+  return reply.code(stored.status).headers(stored.headers).header('idempotent-replayed', 'true').send(body)
 }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Message } from '@people-service/domain'
+import { LIST_LIMITS, type Message } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
 import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
@@ -11,13 +11,16 @@ import { PersonIdParams } from '../schemas/person.schemas.js'
 import { documented } from '../schemas/response.schemas.js'
 import { callerOf } from '../plugins/access.js'
 import type { RouteOptions } from '../types.js'
+import { ENTRY_BYTES, entriesWithin } from '../response-size.js'
 import { linkNext } from './links.js'
 
 const MessageRef = Type.Ref(MessageSchema)
 
 const locationOf = (message: Message): string => `/message/${message.id}`
 
-export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app, { useCases }) => {
+export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions & { maxResponseBytes: number }> = async (app, { useCases, maxResponseBytes }) => {
+  // A page of large messages ends early rather than answer more than MAX_RESPONSE_BYTES at worst; Link points at the rest.
+  const mostPerPage = entriesWithin(maxResponseBytes, ENTRY_BYTES.message, Number.MAX_SAFE_INTEGER)
   app.post('/message', {
     config: { operation: 'message.send' },
     schema: {
@@ -72,7 +75,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (ap
     }
   }, async (request, reply) => {
     const { limit, cursor } = request.query
-    const page = await useCases.listInbox(request.params.id, { limit, ...(cursor !== undefined ? { cursor } : {}) })
+    const page = await useCases.listInbox(request.params.id, { limit: Math.min(limit ?? LIST_LIMITS.inbox.default, mostPerPage), ...(cursor !== undefined ? { cursor } : {}) })
     linkNext(request, reply, page.next)
     return page.items
   })

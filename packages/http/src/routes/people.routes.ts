@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { LIST_LIMITS } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf, type Access } from '../plugins/access.js'
@@ -7,6 +8,7 @@ import { EXAMPLES } from '../schemas/examples.js'
 import { PeopleQuery } from '../schemas/list.schemas.js'
 import { PersonSummarySchema } from '../schemas/person.schemas.js'
 import { documented } from '../schemas/response.schemas.js'
+import { ENTRY_BYTES, entriesWithin } from '../response-size.js'
 import { takeTurn } from '../turns.js'
 import type { RouteOptions } from '../types.js'
 import { sendJsonText } from './json-text.js'
@@ -26,7 +28,9 @@ const payForEachRange = (limits: Access['limits'], request: FastifyRequest, repl
   }
 }
 
-export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions & { access: Access }> = async (app, { useCases, access }) => {
+export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions & { access: Access, maxResponseBytes: number }> = async (app, { useCases, access, maxResponseBytes }) => {
+  // A page ends early rather than answer more than MAX_RESPONSE_BYTES at worst; Link points at the rest.
+  const mostPerPage = entriesWithin(maxResponseBytes, ENTRY_BYTES.personSummary, Number.MAX_SAFE_INTEGER)
   app.get('/people', {
     config: { operation: 'people.list' },
     schema: {
@@ -48,7 +52,7 @@ export const peopleRoutes: FastifyPluginAsyncTypebox<RouteOptions & { access: Ac
     // The page comes as the JSON array it is answered with, built by the
     // database: a string with a JSON content type is sent as it is.
     const search = name === undefined ? {} : { name, beforeNextRange: payForEachRange(access.limits, request, reply) }
-    const page = await useCases.listPeopleJson({ limit, ...(cursor !== undefined ? { cursor } : {}), ...search })
+    const page = await useCases.listPeopleJson({ limit: Math.min(limit ?? LIST_LIMITS.people.default, mostPerPage), ...(cursor !== undefined ? { cursor } : {}), ...search })
     linkNext(request, reply, page.next)
     return sendJsonText(reply, page.json)
   })

@@ -2,25 +2,34 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Person, PersonPatch } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { visiblePart, type OpenPart } from '../auth/policy.js'
 import { clientHasCurrent, etagOf, versionConditionOf } from '../conditional/entity-tags.js'
 import { idempotentRequestOf, replay, storedResponse } from '../idempotency/idempotency-key.js'
 import { errorResponses } from '../schemas/error.schema.js'
 import { EXAMPLES } from '../schemas/examples.js'
 import { ConditionalReadHeaders, ConditionalWriteHeaders, CreateOrUpdateHeaders } from '../schemas/headers.schemas.js'
 import {
-  DeletedPersonSchema, PersonCreateOrUpdateSchema, PersonIdParams, PersonPatchSchema, PersonSchema
+  DeletedPersonSchema, PersonCreateOrUpdateSchema, PersonIdParams, PersonIdSchema, PersonPatchSchema, PersonSchema
 } from '../schemas/person.schemas.js'
+import { callerOf } from '../plugins/access.js'
 import { documented, withoutBody } from '../schemas/response.schemas.js'
 import { takeTurn } from '../turns.js'
 import type { RouteOptions } from '../types.js'
 
 const PersonRef = Type.Ref(PersonSchema)
 const thePerson = documented(PersonRef, { description: 'The person', example: EXAMPLES.person, headers: ['ETag'] })
+/** What a write answers: the person, or only their id to a caller without people:read (auth/policy.ts, VISIBILITY). */
+const WrittenPerson = Type.Union([PersonRef, Type.Ref(PersonIdSchema)])
+const theWrittenPerson = (description: string, headers: Parameters<typeof documented>[1]['headers']) =>
+  documented(WrittenPerson, { description: `${description}; \`{ "id" }\` alone to a caller without people:read`, example: EXAMPLES.person, ...(headers ? { headers } : {}) })
 
-/** Every response that returns a person carries its ETag. */
-const tagged = (reply: FastifyReply, person: Person): Person => {
+/** What a caller may see of a person they wrote. */
+const seenBy = (request: FastifyRequest, person: Person): Person | OpenPart<Person, 'Person'> => visiblePart(callerOf(request), 'Person', person)
+
+/** Every response that returns a person carries its ETag, whatever of the person the caller may see. */
+const tagged = (request: FastifyRequest, reply: FastifyReply, person: Person): Person | OpenPart<Person, 'Person'> => {
   reply.header('etag', etagOf(person))
-  return person
+  return seenBy(request, person)
 }
 
 const createdHeaders = (person: Person): Record<string, string> =>
@@ -64,24 +73,25 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       headers: CreateOrUpdateHeaders,
       body: PersonCreateOrUpdateSchema,
       response: {
-        200: documented(PersonRef, { description: 'Updated (the body had an id): the person', example: EXAMPLES.person, headers: ['ETag'] }),
-        201: documented(PersonRef, { description: 'Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key)', example: EXAMPLES.person, headers: ['Location', 'ETag', 'Idempotent-Replayed'] }),
+        200: theWrittenPerson('Updated (the body had an id): the person', ['ETag']),
+        201: theWrittenPerson('Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key)', ['Location', 'ETag', 'Idempotent-Replayed']),
         ...errorResponses(400, 404, 401, 403, 409, 412, 422, 429)
       }
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
-    if (id !== undefined) return tagged(reply, await useCases.updatePerson(id, fields, versionConditionOf(request.headers['if-match'])))
+    if (id !== undefined) return tagged(request, reply, await useCases.updatePerson(id, fields, versionConditionOf(request.headers['if-match'])))
     const input = { ...fields, name: fields.name ?? '' }
     const key = request.headers['idempotency-key']
     if (key === undefined) {
       const person = await useCases.createPerson(input)
-      return reply.code(201).headers(createdHeaders(person)).send(person)
+      return reply.code(201).headers(createdHeaders(person)).send(seenBy(request, person))
     }
+    // What is stored is what this caller was shown, and a replay shows no more than the caller may see now.
     const outcome = await useCases.createPersonOnce(idempotentRequestOf(request, key), input,
-      (person) => storedResponse(201, createdHeaders(person), person))
-    if (outcome.replayed) return replay(reply, outcome.response)
-    return reply.code(201).headers(createdHeaders(outcome.result)).send(outcome.result)
+      (person) => storedResponse(201, createdHeaders(person), seenBy(request, person)))
+    if (outcome.replayed) return replay(reply, outcome.response, (body) => visiblePart(callerOf(request), 'Person', body as Person))
+    return reply.code(201).headers(createdHeaders(outcome.result)).send(seenBy(request, outcome.result))
   })
 
   // PUT, PATCH and POST on /person/<id> do the same; each has its own operationId.
@@ -94,11 +104,11 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       params: PersonIdParams,
       headers: ConditionalWriteHeaders,
       body: PersonPatchSchema,
-      response: { 200: thePerson, ...errorResponses(400, 404, 401, 403, 409, 412, 429) }
+      response: { 200: theWrittenPerson('The person', ['ETag']), ...errorResponses(400, 404, 401, 403, 409, 412, 429) }
     }
   })
   const applyUpdate = async (request: FastifyRequest<{ Params: { id: string }, Body: PersonPatch }>, reply: FastifyReply) =>
-    tagged(reply, await useCases.updatePerson(request.params.id, request.body, versionConditionOf(request.headers['if-match'])))
+    tagged(request, reply, await useCases.updatePerson(request.params.id, request.body, versionConditionOf(request.headers['if-match'])))
   app.put('/person/:id', update('replacePersonFields'), applyUpdate)
   app.patch('/person/:id', update('updatePerson'), applyUpdate)
   app.post('/person/:id', update('updatePersonByPost'), applyUpdate)

@@ -52,6 +52,9 @@ export const PersonSchema = Type.Object({
   updatedAt: Timestamp
 }, { $id: 'Person' })
 
+/** A person as a caller without people:read sees one it wrote: the id alone. */
+export const PersonIdSchema = Type.Object({ id: Type.String() }, { $id: 'PersonId' })
+
 export const PersonSummarySchema = Type.Object({ id: Type.String(), name: Type.String() }, { $id: 'PersonSummary' })
 
 export const DeletedPersonSchema = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
