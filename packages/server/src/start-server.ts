@@ -106,6 +106,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
       },
       apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
       usageFlushIntervalMs: config.usageFlushIntervalMs,
+      maxKeysPerAccount: config.maxKeysPerAccount,
       ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken })
     },
     messageBus,

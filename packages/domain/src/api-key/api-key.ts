@@ -31,7 +31,7 @@ export interface NewApiKeyInput {
   rateLimit?: number | null
 }
 
-export const API_KEY_LIMITS = { nameLength: 100, maxRateLimit: 1_000_000 } as const
+export const API_KEY_LIMITS = { nameLength: 100, maxRateLimit: 1_000_000, defaultMaxPerAccount: 100 } as const
 
 export const checkKeyName = (name: unknown): string => {
   if (typeof name !== 'string' || name.trim().length < 1 || characterCount(name) > API_KEY_LIMITS.nameLength) {

@@ -105,6 +105,9 @@ export const inMemoryApiKeyRepository = (): ApiKeyRepository & { removeOwnedBy(o
         .slice(0, limit)
         .map(clone)
     },
+    async countActive (ownerId) {
+      return [...keys.values()].filter((k) => k.revokedAt === null && k.ownerId === ownerId).length
+    },
     async revoke (id, at) {
       const key = keys.get(id)
       if (key === undefined || key.revokedAt !== null) return false

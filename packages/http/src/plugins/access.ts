@@ -19,6 +19,8 @@ export interface AccessOptions {
   metricsToken?: string
   /** How often counted API key usage is written to the database. */
   usageFlushIntervalMs?: number
+  /** Live API keys one account may own (MAX_KEYS_PER_ACCOUNT). */
+  maxKeysPerAccount?: number
 }
 
 /** What other adapters (GraphQL, subscriptions) need to apply the same rules. */
@@ -92,6 +94,7 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   let lastWarning = 0
   const useCases = createAccessUseCases(ports, {
     ...(limitSettings.max === 0 ? {} : { maxRateLimitWithoutAdmin: limitSettings.max }),
+    ...(options.maxKeysPerAccount === undefined ? {} : { maxKeysPerAccount: options.maxKeysPerAccount }),
     credentialCache: {
       ...(options.apiKeyCacheTtlMs === undefined ? {} : { ttlMs: options.apiKeyCacheTtlMs }),
       onRevocationsUnavailable (error) {
