@@ -79,6 +79,9 @@ export const lastAdmin = (): DomainError =>
 export const accountBeingDeleted = (id: string): DomainError =>
   new DomainError('ACCOUNT_BEING_DELETED', `the account ${quotedId(id)} is being deleted; delete it again to finish`)
 
+export const usernameTaken = (username: string): DomainError =>
+  new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(username)} is taken`, 'username')
+
 export const tooManyKeys = (max: number): DomainError =>
   new DomainError('TOO_MANY_KEYS', `an account may own at most ${max} live API keys; revoke one before creating another`)
 
