@@ -151,7 +151,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     throw new ConfigError('REDIS_URL', 'must be redis://… or rediss://…')
   }
   const adminPassword = env.ADMIN_PASSWORD || undefined
-  if (adminPassword !== undefined && [...adminPassword].length < ACCOUNT_LIMITS.passwordMinLength) {
+  if (adminPassword !== undefined && [...adminPassword.normalize('NFKC')].length < ACCOUNT_LIMITS.passwordMinLength) {
     throw new ConfigError('ADMIN_PASSWORD', `must be at least ${ACCOUNT_LIMITS.passwordMinLength} characters`)
   }
   const rateLimitWindowMs = integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 0, 86_400_000)
