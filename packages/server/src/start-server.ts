@@ -102,6 +102,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
         windowMs: config.rateLimitWindowMs,
         loginMax: config.loginRateLimitMax,
         loginWindowMs: config.loginRateLimitWindowMs,
+        publicMax: config.publicRateLimitMax,
         ...(redis === undefined ? {} : { redis, redisPrefix: config.redisKeyPrefix })
       },
       apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,

@@ -1,4 +1,4 @@
-import { DomainError, preconditionFailed, validationError } from '../errors.js'
+import { DomainError, personNotFound, preconditionFailed, validationError } from '../errors.js'
 import { characterCount, checkDisplayName, checkStorableText } from '../shared/text.js'
 
 export interface Address {
@@ -170,12 +170,20 @@ export const applyPersonPatch = (person: Person, patch: PersonPatch): PersonFiel
  */
 export interface VersionCondition {
   versions: readonly number[]
+  /** `If-Match: *`: any version, but the person must exist (RFC 9110 §13.1.1). */
+  anyVersion?: true
 }
 
 /** PRECONDITION_FAILED when `person` is not at a version the condition names. */
 export const checkVersion = (person: Person, condition: VersionCondition | undefined): void => {
-  if (condition !== undefined && !condition.versions.includes(person.version)) throw preconditionFailed(person.id)
+  if (condition !== undefined && condition.anyVersion !== true && !condition.versions.includes(person.version)) throw preconditionFailed(person.id)
 }
+
+/** What a write finds when there is no such person: 412 when the condition wanted one to exist, else 404. */
+export const missingPerson = (id: string, condition: VersionCondition | undefined): DomainError =>
+  condition?.anyVersion === true
+    ? new DomainError('PRECONDITION_FAILED', `no person with id ${JSON.stringify(id.slice(0, 64))}: If-Match: * holds only for a person that exists`)
+    : personNotFound(id)
 
 /**
  * How often a write re-reads and tries again when another write changed the

@@ -76,6 +76,7 @@ const metricsTokenCheck = (token: string | undefined): (authorization: string | 
 }
 
 const ANY_CALLER: Requirement = { access: 'caller' }
+const UNCOUNTED_PUBLIC: ReadonlySet<Operation> = new Set(['auth.login', 'health.live', 'health.ready'])
 const WARN_EVERY_MS = 10_000
 
 const loginNameOf = (body: unknown): string | undefined => {
@@ -182,6 +183,18 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   const anyCaller = (whatOf: (request: FastifyRequest) => string): onRequestHookHandler =>
     (request, reply, done) => { answer(request, reply, ANY_CALLER, whatOf(request), done) }
 
+  const publicPage: onRequestHookHandler = (request, reply, done) => {
+    let charged: void | Promise<void>
+    try {
+      charged = limits.chargePublic(request, reply)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    if (charged === undefined) done()
+    else charged.then(() => done(), done)
+  }
+
   const publicUrls = new Set<string>()
   app.addHook('onRoute', (route) => {
     const { url } = route
@@ -211,6 +224,9 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
     const requirement = POLICY[operation]
     if (requirement.access === 'public') {
       publicUrls.add(url)
+      // Probes (an orchestrator's) and the login (limits of its own) aside,
+      // public pages count against their client address.
+      if (!UNCOUNTED_PUBLIC.has(operation)) route.onRequest = [...hooks, publicPage]
       return
     }
     route.onRequest = [...hooks, guard(requirement, operation, whatOf)]
