@@ -238,9 +238,11 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
     chargePublic (request, reply) {
       if (publicMax === 0) return
       const settlePublic = (tally: Tally): void => {
+        if (tally.refusedBy !== 1) return
+        // Headers on the refusal only: a public page's documented headers stay as they are.
         const now = Date.now()
         show(reply, publicMax, tally.first, now)
-        if (tally.refusedBy === 1) refuse(reply, publicMax, tally.first, windowMs, 1, 'rate limit exceeded for this address on public pages', now)
+        refuse(reply, publicMax, tally.first, windowMs, 1, 'rate limit exceeded for this address on public pages', now)
       }
       const pending = addresses.charge(`address:${clientOf(request.ip)}`, publicMax, undefined, 0, 1)
       if (!(pending instanceof Promise)) return settlePublic(pending)
