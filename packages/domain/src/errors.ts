@@ -22,6 +22,7 @@ export type DomainErrorCode =
   | 'ACCOUNT_NOT_FOUND'
   | 'LAST_ADMIN'
   | 'ACCOUNT_BEING_DELETED'
+  | 'TOO_MANY_KEYS'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
@@ -77,6 +78,12 @@ export const lastAdmin = (): DomainError =>
 
 export const accountBeingDeleted = (id: string): DomainError =>
   new DomainError('ACCOUNT_BEING_DELETED', `the account ${quotedId(id)} is being deleted; delete it again to finish`)
+
+export const usernameTaken = (username: string): DomainError =>
+  new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(username)} is taken`, 'username')
+
+export const tooManyKeys = (max: number): DomainError =>
+  new DomainError('TOO_MANY_KEYS', `an account may own at most ${max} live API keys; revoke one before creating another`)
 
 /** Unknown username and wrong password alike, so a response never tells which usernames exist. */
 export const invalidCredentials = (message = 'wrong username or password'): DomainError =>

@@ -19,7 +19,7 @@ export type { ApiKeyRepository } from './api-key/api-key.repository.js'
 export { apiKeyMatches, hashApiKey, lookupIdOf, newApiKeySecret, type ApiKeySecret } from './api-key/api-key-secret.js'
 export type { ApiKeyUsageRepository, DailyUsage, UsageCount } from './api-key/api-key-usage.js'
 export { localKeyRevocations, type KeyRevocations } from './api-key/key-revocations.js'
-export { createUsageMeter, type UsageMeter } from './api-key/usage-meter.js'
+export { createUsageMeter, USAGE_FLUSH_CHUNK, type UsageMeter } from './api-key/usage-meter.js'
 export * from './caller/caller.js'
 export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
 export type {

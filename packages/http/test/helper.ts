@@ -71,7 +71,7 @@ let postgres: Promise<PostgresTestDatabase> | undefined
  * done. Tests in a file run one at a time, so no app sees another's data;
  * an app built earlier in the same test sees its data go too.
  */
-const emptyPostgres = async (): Promise<PostgresTestDatabase> => {
+export const emptyPostgres = async (): Promise<PostgresTestDatabase> => {
   postgres ??= postgresDatabase(tap)
   const database = await postgres
   await database.reset()

@@ -175,9 +175,12 @@ t.test('a burst of parallel guesses gets no more password checks than the budget
   verifications = 0
   const burst = await Promise.all(Array.from({ length: 20 }, (_, i) =>
     app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: `guess ${i}` } })))
-  const statuses = burst.map((response) => response.statusCode).sort()
-  t.same(statuses, [...Array<number>(3).fill(401), ...Array<number>(17).fill(429)])
-  t.equal(verifications, 3, 'the other seventeen never reached the password check')
+  // The login limit admits 3; the hashing queue may refuse some of those
+  // at once too (2 hashes at a time per username).
+  const checked = burst.filter((response) => response.statusCode === 401).length
+  t.ok(checked >= 1 && checked <= 3, `${checked} guesses were checked`)
+  t.equal(burst.filter((response) => response.statusCode === 429).length, 20 - checked, 'the rest were refused')
+  t.equal(verifications, checked, 'the refused never reached the password check')
   t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: PASSWORD } })).statusCode, 429, 'the budget is spent')
 })
 

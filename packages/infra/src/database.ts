@@ -46,6 +46,8 @@ export interface MessageTable {
 export interface AccountTable {
   id: string
   username: string
+  /** The username NFKC-normalized and case folded (usernameKey): unique, what a login finds it by. */
+  username_key: string
   role: string
   password_hash: string
   /** 0 or 1 on both databases. */

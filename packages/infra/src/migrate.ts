@@ -12,6 +12,8 @@ import { personSummaryIndex } from './migrations/0009-person-summary-index.js'
 import { activeApiKeyIndexes } from './migrations/0010-active-api-key-indexes.js'
 import { accountDeleting } from './migrations/0011-account-deleting.js'
 import { nameFinalSigma } from './migrations/0012-name-final-sigma.js'
+import { usernameKey } from './migrations/0013-username-key.js'
+import { personNameNfc } from './migrations/0014-person-name-nfc.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -26,7 +28,9 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '0009-person-summary-index': personSummaryIndex(dialect),
   '0010-active-api-key-indexes': activeApiKeyIndexes,
   '0011-account-deleting': accountDeleting,
-  '0012-name-final-sigma': nameFinalSigma
+  '0012-name-final-sigma': nameFinalSigma,
+  '0013-username-key': usernameKey,
+  '0014-person-name-nfc': personNameNfc
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

@@ -1,6 +1,6 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
 import { CONNECTION_DEFAULTS, GRAPHQL_LIMITS, RESPONSE_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
-import { ACCOUNT_LIMITS } from '@people-service/domain'
+import { ACCOUNT_LIMITS, API_KEY_LIMITS } from '@people-service/domain'
 import { SQLITE_MAX_MMAP_MB } from '@people-service/infra'
 
 /** The service's configuration, read once from the environment (see the README's table). */
@@ -49,6 +49,10 @@ export interface Config {
   /** 0: per-caller limits are off. */
   rateLimitMax: number
   rateLimitWindowMs: number
+  /** Requests per window (RATE_LIMIT_WINDOW_MS) per client address on public paths (PUBLIC_RATE_LIMIT_MAX); 0: off. */
+  publicRateLimitMax: number
+  /** Live API keys one account may own (MAX_KEYS_PER_ACCOUNT). */
+  maxKeysPerAccount: number
   /** 0: the login limit is off. */
   loginRateLimitMax: number
   loginRateLimitWindowMs: number
@@ -151,7 +155,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     throw new ConfigError('REDIS_URL', 'must be redis://… or rediss://…')
   }
   const adminPassword = env.ADMIN_PASSWORD || undefined
-  if (adminPassword !== undefined && [...adminPassword].length < ACCOUNT_LIMITS.passwordMinLength) {
+  if (adminPassword !== undefined && [...adminPassword.normalize('NFKC')].length < ACCOUNT_LIMITS.passwordMinLength) {
     throw new ConfigError('ADMIN_PASSWORD', `must be at least ${ACCOUNT_LIMITS.passwordMinLength} characters`)
   }
   const rateLimitWindowMs = integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 0, 86_400_000)
@@ -184,6 +188,8 @@ export const loadConfig = (env: Env = process.env): Config => {
     // A window of 0 cannot count anything: it switches limits off like a max of 0.
     rateLimitMax: rateLimitWindowMs === 0 ? 0 : integer(env, 'RATE_LIMIT_MAX', 1000, 0, 10_000_000),
     rateLimitWindowMs,
+    publicRateLimitMax: rateLimitWindowMs === 0 ? 0 : integer(env, 'PUBLIC_RATE_LIMIT_MAX', 600, 0, 10_000_000),
+    maxKeysPerAccount: integer(env, 'MAX_KEYS_PER_ACCOUNT', API_KEY_LIMITS.defaultMaxPerAccount, 1, 1_000_000),
     loginRateLimitMax: loginRateLimitWindowMs === 0 ? 0 : integer(env, 'LOGIN_RATE_LIMIT_MAX', 10, 0, 1_000_000),
     loginRateLimitWindowMs,
     redisUrl,

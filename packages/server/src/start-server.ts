@@ -109,10 +109,12 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
         windowMs: config.rateLimitWindowMs,
         loginMax: config.loginRateLimitMax,
         loginWindowMs: config.loginRateLimitWindowMs,
+        publicMax: config.publicRateLimitMax,
         ...(redis === undefined ? {} : { redis, redisPrefix: config.redisKeyPrefix })
       },
       apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
       usageFlushIntervalMs: config.usageFlushIntervalMs,
+      maxKeysPerAccount: config.maxKeysPerAccount,
       ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken })
     },
     messageBus,
@@ -172,8 +174,8 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   } else if (admin.created !== undefined) {
     app.log.info({ username: config.adminUsername }, 'created the admin account from ADMIN_USERNAME / ADMIN_PASSWORD')
   } else if (config.adminPassword !== undefined) {
-    // Someone may have changed the password since: the environment never resets it.
-    app.log.warn({ username: config.adminUsername }, `ADMIN_PASSWORD is set but ignored: the account "${config.adminUsername}" already exists and keeps its password (change it through the API)`)
+    // The first start is long past: the environment never creates or resets an account again.
+    app.log.warn({ username: config.adminUsername }, `ADMIN_PASSWORD is set but ignored: accounts exist, so the bootstrap admin "${config.adminUsername}" is neither created nor changed (change passwords through the API; a lost admin: npm run admin -- recover)`)
   }
 
   try {

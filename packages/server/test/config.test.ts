@@ -72,8 +72,14 @@ t.test('defaults follow the contract', async (t) => {
     redisKeyPrefix: 'people-service:',
     accessTokenTtlSeconds: 900,
     apiKeyCacheTtlMs: 3000,
-    metricsToken: undefined
+    metricsToken: undefined,
+    maxKeysPerAccount: 100,
+    publicRateLimitMax: 600
   })
+  t.equal(loadConfig({ MAX_KEYS_PER_ACCOUNT: '5' }).maxKeysPerAccount, 5)
+  for (const bad of ['0', 'lots', '-1']) t.throws(() => loadConfig({ MAX_KEYS_PER_ACCOUNT: bad }), /MAX_KEYS_PER_ACCOUNT must be a whole number from 1/, bad)
+  t.equal(loadConfig({ PUBLIC_RATE_LIMIT_MAX: '0' }).publicRateLimitMax, 0, '0 switches it off')
+  t.throws(() => loadConfig({ PUBLIC_RATE_LIMIT_MAX: 'many' }), /PUBLIC_RATE_LIMIT_MAX/)
 })
 
 t.test('METRICS_TOKEN: unset by default (admins only), refused when short enough to guess', async (t) => {

@@ -17,9 +17,9 @@ const projectsBuiltBy = (script: string): string[] => {
   return [...list.matchAll(/\* (\S+)/g)].map(([, project]) => project as string)
 }
 
-t.test('start, build, dev, seed and migrate compile the sources the server runs, never the tests; npm test checks everything', async (t) => {
+t.test('start, build, dev, seed, migrate and admin compile the sources the server runs, never the tests; npm test checks everything', async (t) => {
   const sources = ['packages/domain/tsconfig.json', 'packages/infra/tsconfig.json', 'packages/http/tsconfig.json', 'packages/server/tsconfig.json']
-  for (const script of ['start', 'build', 'dev', 'seed', 'migrate']) t.same(projectsBuiltBy(script), sources, `npm run ${script}`)
+  for (const script of ['start', 'build', 'dev', 'seed', 'migrate', 'admin']) t.same(projectsBuiltBy(script), sources, `npm run ${script}`)
   const everything = projectsBuiltBy('test')
   t.ok(sources.every((project) => everything.includes(project)))
   t.ok(everything.some((project) => project.endsWith('test/tsconfig.json')), 'npm test type-checks the tests')

@@ -5,7 +5,7 @@ export interface AccountRepository {
   /** Throws USERNAME_TAKEN when an account of that name exists. */
   insert(account: Account): Promise<void>
   findById(id: string): Promise<Account | undefined>
-  /** Exact, case-sensitive match. */
+  /** The account whose username is the same without regard to case (usernameKey). */
   findByUsername(username: string): Promise<Account | undefined>
   /** Accounts ordered by username, those after `afterUsername` when given, at most `limit`. */
   list(query: { afterUsername?: string, limit: number }): Promise<Account[]>

@@ -62,7 +62,8 @@ export interface NewAccountInput {
 
 export const ACCOUNT_LIMITS = {
   usernameLength: 64,
-  passwordMinLength: 12,
+  // NIST SP 800-63B-4: 15 for a password that is the only factor.
+  passwordMinLength: 15,
   // Long enough for any passphrase, short enough that hashing it costs nothing extra.
   passwordMaxLength: 1024
 } as const
@@ -70,30 +71,47 @@ export const ACCOUNT_LIMITS = {
 // Printable, no spaces or look-alike punctuation: usernames end up in logs and URLs.
 const USERNAME = /^[A-Za-z0-9._@-]+$/
 
-/** Whether `value` could be a username. */
-export const isUsername = (value: unknown): value is string =>
-  typeof value === 'string' && value.length >= 1 && value.length <= ACCOUNT_LIMITS.usernameLength && USERNAME.test(value)
+/** Whether `value`, NFKC-normalized, could be a username. */
+export const isUsername = (value: unknown): value is string => {
+  if (typeof value !== 'string') return false
+  const normalized = value.normalize('NFKC')
+  return normalized.length >= 1 && normalized.length <= ACCOUNT_LIMITS.usernameLength && USERNAME.test(normalized)
+}
 
+/** The username as stored: NFKC-normalized (a full-width `ａｄｍｉｎ` is `admin`). */
 export const checkUsername = (username: unknown): string => {
   if (!isUsername(username)) {
     throw validationError('username', `must be 1 to ${ACCOUNT_LIMITS.usernameLength} letters, digits or . _ @ -`)
   }
-  return username
+  return username.normalize('NFKC')
 }
 
 /**
- * Counted in characters at both ends, as the schemas count. A lone
- * surrogate is refused: hashed, it becomes U+FFFD (UTF-8 cannot encode it),
- * so every password of lone surrogates of one length was the same password.
+ * What makes two usernames one: NFKC, then case folded, so `Admin` and
+ * `ａｄｍｉｎ` are `admin`. Accounts are unique by it and found by it.
  */
+export const usernameKey = (username: string): string => username.normalize('NFKC').toLowerCase()
+
+/**
+ * A password as it is hashed: NFKC-normalized before anything else, so the
+ * same password typed on any keyboard (composed or not, full-width or not)
+ * is one password. A lone surrogate is refused: hashed, it becomes U+FFFD
+ * (UTF-8 cannot encode it), so every password of lone surrogates of one
+ * length was the same password.
+ */
+export const normalizePassword = (password: string): string => password.normalize('NFKC')
+
+/** NFKC, then 15 to 1,024 characters not all white space (NIST SP 800-63B-4). Answers the NFKC form. */
 export const checkPassword = (password: unknown): string => {
   if (typeof password !== 'string') throw validationError('password', 'must be a string')
-  const length = characterCount(password)
-  if (length < ACCOUNT_LIMITS.passwordMinLength || length > ACCOUNT_LIMITS.passwordMaxLength) {
-    throw validationError('password', `must be ${ACCOUNT_LIMITS.passwordMinLength} to ${ACCOUNT_LIMITS.passwordMaxLength} characters`)
-  }
   if (!isWellFormedText(password)) throw validationError('password', 'must be well-formed Unicode text (a lone surrogate is no character)')
-  return password
+  const normalized = normalizePassword(password)
+  const length = characterCount(normalized)
+  if (length < ACCOUNT_LIMITS.passwordMinLength || length > ACCOUNT_LIMITS.passwordMaxLength) {
+    throw validationError('password', `must be ${ACCOUNT_LIMITS.passwordMinLength} to ${ACCOUNT_LIMITS.passwordMaxLength} characters once NFKC-normalized`)
+  }
+  if (/^\p{White_Space}*$/u.test(normalized)) throw validationError('password', 'must not be only white space')
+  return normalized
 }
 
 export const isRole = (role: unknown): role is Role => (ROLES as readonly unknown[]).includes(role)

@@ -13,7 +13,7 @@ export interface UsageCount extends DailyUsage {
 export interface ApiKeyUsageRepository {
   /**
    * Adds the counts to those stored (creating rows as needed), all or
-   * nothing. Counts of a key that no longer exists (its account was deleted
+   * nothing, whatever their number (the meter sends USAGE_FLUSH_CHUNK at most). Counts of a key that no longer exists (its account was deleted
    * after they were counted) are dropped: a deleted key has no usage to show.
    */
   add(counts: readonly UsageCount[]): Promise<void>

@@ -8,6 +8,8 @@ export interface ApiKeyRepository {
   findByLookupId(lookupId: string): Promise<ApiKey | undefined>
   /** Keys not revoked, oldest first (by creation, then id), at most `limit`, after `after` when given; of one owner, or of everyone. */
   listActive(query: { ownerId?: string, limit: number, after?: InstantPosition }): Promise<ApiKey[]>
+  /** How many keys not revoked `ownerId` owns. */
+  countActive(ownerId: string): Promise<number>
   /** Marks an active key revoked; false when there is no such active key. */
   revoke(id: string, at: Date): Promise<boolean>
 }

@@ -1,6 +1,6 @@
 import { SCOPES, type Scope } from '../account/account.js'
 import { validationError } from '../errors.js'
-import { characterCount, checkStorableText } from '../shared/text.js'
+import { characterCount, checkDisplayName } from '../shared/text.js'
 
 export interface ApiKey {
   id: string
@@ -31,13 +31,13 @@ export interface NewApiKeyInput {
   rateLimit?: number | null
 }
 
-export const API_KEY_LIMITS = { nameLength: 100, maxRateLimit: 1_000_000 } as const
+export const API_KEY_LIMITS = { nameLength: 100, maxRateLimit: 1_000_000, defaultMaxPerAccount: 100 } as const
 
 export const checkKeyName = (name: unknown): string => {
-  if (typeof name !== 'string' || name.trim().length < 1 || characterCount(name) > API_KEY_LIMITS.nameLength) {
-    throw validationError('name', `must be 1 to ${API_KEY_LIMITS.nameLength} characters`)
-  }
-  return checkStorableText('name', name)
+  if (typeof name !== 'string') throw validationError('name', `must be 1 to ${API_KEY_LIMITS.nameLength} characters`)
+  const normalized = checkDisplayName('name', name)
+  if (characterCount(normalized) > API_KEY_LIMITS.nameLength) throw validationError('name', `must be 1 to ${API_KEY_LIMITS.nameLength} characters`)
+  return normalized
 }
 
 export const isScope = (scope: unknown): scope is Scope => (SCOPES as readonly unknown[]).includes(scope)

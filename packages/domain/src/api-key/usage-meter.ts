@@ -20,6 +20,15 @@ export interface UsageMeter {
 
 const DAY_MS = 86_400_000
 
+/**
+ * Counts stored per write: each chunk is one statement (its counts bound as
+ * one parameter) in a transaction of its own, so a flush of any number of
+ * keys never meets a database's limit on a statement, and the store serves
+ * other requests between chunks. A chunk that fails goes back, with those
+ * after it, to the next flush; those stored before it stay stored.
+ */
+export const USAGE_FLUSH_CHUNK = 1_000
+
 export const createUsageMeter = ({ apiKeyUsage, clock }: { apiKeyUsage: ApiKeyUsageRepository, clock: Clock }): UsageMeter => {
   // keyId -> day -> requests
   let counts = new Map<string, Map<string, number>>()
@@ -46,12 +55,16 @@ export const createUsageMeter = ({ apiKeyUsage, clock }: { apiKeyUsage: ApiKeyUs
     if (counts.size === 0) return
     const batch = counts
     counts = new Map()
+    // In key order: instances adding to the same rows lock them in one order, never into a deadlock.
     const rows = [...batch].flatMap(([keyId, days]) => [...days].map(([day, requests]) => ({ keyId, day, requests })))
-    try {
-      await apiKeyUsage.add(rows)
-    } catch (error) {
-      for (const row of rows) add(counts, row)
-      throw error
+      .sort((a, b) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : a.day < b.day ? -1 : a.day > b.day ? 1 : 0))
+    for (let start = 0; start < rows.length; start += USAGE_FLUSH_CHUNK) {
+      try {
+        await apiKeyUsage.add(rows.slice(start, start + USAGE_FLUSH_CHUNK))
+      } catch (error) {
+        for (const row of rows.slice(start)) add(counts, row)
+        throw error
+      }
     }
   }
 

@@ -1,5 +1,5 @@
 import { validationError } from '../errors.js'
-import { characterCount, checkStorableText } from '../shared/text.js'
+import { characterCount, checkLinesText } from '../shared/text.js'
 
 export interface Message {
   id: string
@@ -15,7 +15,7 @@ export const MESSAGE_LIMITS = { textLength: 10_000 } as const
 
 export const checkMessageText = (text: unknown): string => {
   if (typeof text !== 'string') throw validationError('text', 'is required and must be a string')
-  checkStorableText('text', text)
+  checkLinesText('text', text)
   const length = characterCount(text)
   if (length < 1 || length > MESSAGE_LIMITS.textLength) {
     throw validationError('text', `must be 1 to ${MESSAGE_LIMITS.textLength} characters`)

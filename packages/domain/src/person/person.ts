@@ -1,5 +1,5 @@
-import { DomainError, preconditionFailed, validationError } from '../errors.js'
-import { characterCount, checkStorableText } from '../shared/text.js'
+import { DomainError, personNotFound, preconditionFailed, validationError } from '../errors.js'
+import { characterCount, checkDisplayName, checkStorableText } from '../shared/text.js'
 
 export interface Address {
   street: string | null
@@ -67,23 +67,25 @@ const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 export const isEmailAddress = (value: string): boolean => EMAIL.test(value)
 
 /**
- * The form in which a name search compares names and needles: lower case,
+ * The form in which a name search compares names and needles: NFC (names
+ * are stored so, and a needle typed decomposed finds them), lower case,
  * with the final sigma as any other. toLowerCase writes a Σ that ends a word
  * as ς, so a needle of the first letters of a word (`ΟΔΥΣ` → `οδυς`) missed
  * the name holding it (`ΟΔΥΣΣΕΥΣ` → `οδυσσευς`); with ς read as σ the
  * mapping is the same for a character wherever it stands, so a substring of
  * the name is a substring of its folded form.
  */
-export const foldName = (text: string): string => text.toLowerCase().replaceAll('ς', 'σ')
+export const foldName = (text: string): string => text.normalize('NFC').toLowerCase().replaceAll('ς', 'σ')
 
+/** The name as stored: NFC (checkDisplayName), counted after normalizing. */
 const checkName = (name: unknown): string => {
   if (typeof name !== 'string') throw validationError('name', 'is required and must be a string')
-  checkStorableText('name', name)
-  const length = characterCount(name)
+  const normalized = checkDisplayName('name', name)
+  const length = characterCount(normalized)
   if (length < 1 || length > PERSON_LIMITS.nameLength) {
     throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
   }
-  return name
+  return normalized
 }
 
 const checkAge = (age: unknown): number | null => {
@@ -168,12 +170,20 @@ export const applyPersonPatch = (person: Person, patch: PersonPatch): PersonFiel
  */
 export interface VersionCondition {
   versions: readonly number[]
+  /** `If-Match: *`: any version, but the person must exist (RFC 9110 §13.1.1). */
+  anyVersion?: true
 }
 
 /** PRECONDITION_FAILED when `person` is not at a version the condition names. */
 export const checkVersion = (person: Person, condition: VersionCondition | undefined): void => {
-  if (condition !== undefined && !condition.versions.includes(person.version)) throw preconditionFailed(person.id)
+  if (condition !== undefined && condition.anyVersion !== true && !condition.versions.includes(person.version)) throw preconditionFailed(person.id)
 }
+
+/** What a write finds when there is no such person: 412 when the condition wanted one to exist, else 404. */
+export const missingPerson = (id: string, condition: VersionCondition | undefined): DomainError =>
+  condition?.anyVersion === true
+    ? new DomainError('PRECONDITION_FAILED', `no person with id ${JSON.stringify(id.slice(0, 64))}: If-Match: * holds only for a person that exists`)
+    : personNotFound(id)
 
 /**
  * How often a write re-reads and tries again when another write changed the

@@ -33,3 +33,36 @@ export const checkStorableText = (field: string, text: string): string => {
   if (hasNul(text)) throw validationError(field, 'must not contain the character U+0000')
   return text
 }
+
+// C0 and C1 controls (U+0000–U+001F, U+007F–U+009F): ANSI escapes, bells, backspaces.
+const CONTROL = /\p{Cc}/u
+// Controls but newline and tab: what a message may not hold.
+const CONTROL_BUT_LINES = /[^\P{Cc}\n\t]/u
+// Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069): text that reads backwards.
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u
+// A character that shows: not white space, a control, a format character
+// (zero-width space and joiners), a mark on its own, or a blank that
+// renders as nothing (Hangul fillers, the Braille blank).
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{M}\u115F\u1160\u3164\uFFA0\u2800]/u
+
+/**
+ * A name people read (a person's, an API key's): stored NFC-normalized, so
+ * the same name typed composed or decomposed is one name and one search
+ * result; no control or bidirectional-override character, and at least one
+ * visible character. Answers the NFC form.
+ */
+export const checkDisplayName = (field: string, name: string): string => {
+  checkStorableText(field, name)
+  const normalized = name.normalize('NFC')
+  if (CONTROL.test(normalized)) throw validationError(field, 'must not contain control characters')
+  if (BIDI_CONTROL.test(normalized)) throw validationError(field, 'must not contain bidirectional override characters (U+202A–U+202E, U+2066–U+2069)')
+  if (!VISIBLE.test(normalized)) throw validationError(field, 'must have a visible character')
+  return normalized
+}
+
+/** Text of several lines (a message): no control character but newline and tab. */
+export const checkLinesText = (field: string, text: string): string => {
+  checkStorableText(field, text)
+  if (CONTROL_BUT_LINES.test(text)) throw validationError(field, 'must not contain control characters other than newline and tab')
+  return text
+}

@@ -1,5 +1,5 @@
 import type { Account } from '../account/account.js'
-import { isEnabledAdmin } from '../account/account.js'
+import { isEnabledAdmin, usernameKey } from '../account/account.js'
 import type { AccountChangeSet, AccountRepository } from '../account/account.repository.js'
 import type { ApiKey } from '../api-key/api-key.js'
 import type { ApiKeyRepository } from '../api-key/api-key.repository.js'
@@ -37,7 +37,7 @@ export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void
   return {
     async insert (account) {
       for (const a of accounts.values()) {
-        if (a.username === account.username) throw new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(account.username)} is taken`, 'username')
+        if (usernameKey(a.username) === usernameKey(account.username)) throw new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(account.username)} is taken`, 'username')
       }
       accounts.set(account.id, clone(account))
     },
@@ -46,7 +46,7 @@ export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void
       return account && clone(account)
     },
     async findByUsername (username) {
-      const account = [...accounts.values()].find((a) => a.username === username)
+      const account = [...accounts.values()].find((a) => usernameKey(a.username) === usernameKey(username))
       return account && clone(account)
     },
     async list ({ afterUsername, limit }) {
@@ -104,6 +104,9 @@ export const inMemoryApiKeyRepository = (): ApiKeyRepository & { removeOwnedBy(o
         .sort(order)
         .slice(0, limit)
         .map(clone)
+    },
+    async countActive (ownerId) {
+      return [...keys.values()].filter((k) => k.revokedAt === null && k.ownerId === ownerId).length
     },
     async revoke (id, at) {
       const key = keys.get(id)

@@ -320,13 +320,14 @@ export const repositoryContract: ContractCase[] = [
     }
   },
   {
-    name: 'an account reads back by id and by its exact username; a taken username is refused',
+    name: 'an account reads back by id and by its username in any case; a taken username, in any case, is refused',
     async run ({ accounts }) {
       const ada = account({ username: 'Ada.Lovelace@example', role: 'admin' })
       await accounts.insert(ada)
       assert.deepEqual(await accounts.findById(ada.id), ada)
       assert.deepEqual(await accounts.findByUsername('Ada.Lovelace@example'), ada)
-      assert.equal(await accounts.findByUsername('ada.lovelace@example'), undefined, 'usernames are case-sensitive')
+      assert.deepEqual(await accounts.findByUsername('ada.lovelace@example'), ada, 'usernames are found without regard to case')
+      await rejectsWithCode(accounts.insert(account({ username: 'ADA.LOVELACE@EXAMPLE' })), 'USERNAME_TAKEN')
       assert.equal(await accounts.findById(ids.next()), undefined)
       await rejectsWithCode(accounts.insert(account({ username: ada.username })), 'USERNAME_TAKEN')
     }

@@ -1,9 +1,9 @@
-import { type ApiKey, type ApiKeyView, checkKeyName, checkRateLimit, checkScopes, type NewApiKeyInput, toApiKeyView } from '../api-key/api-key.js'
+import { API_KEY_LIMITS, type ApiKey, type ApiKeyView, checkKeyName, checkRateLimit, checkScopes, type NewApiKeyInput, toApiKeyView } from '../api-key/api-key.js'
 import { newApiKeySecret } from '../api-key/api-key-secret.js'
 import type { DailyUsage } from '../api-key/api-key-usage.js'
 import type { UsageMeter } from '../api-key/usage-meter.js'
 import { type Caller, hasScope } from '../caller/caller.js'
-import { apiKeyNotFound, forbidden } from '../errors.js'
+import { apiKeyNotFound, forbidden, tooManyKeys } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 import { decodeInstantCursor, instantKey, type Page, toPage } from '../shared/page.js'
@@ -32,6 +32,8 @@ export interface CreateApiKeyOptions {
    * than they have. Undefined: no ceiling.
    */
   maxRateLimitWithoutAdmin?: number
+  /** Live keys one account may own (MAX_KEYS_PER_ACCOUNT); undefined: API_KEY_LIMITS.defaultMaxPerAccount. */
+  maxKeysPerAccount?: number
 }
 
 /** A key's owner and admins may see and revoke it; anyone else may not. */
@@ -53,6 +55,11 @@ export const createApiKey = ({ apiKeys, clock, ids }: Pick<Ports, 'apiKeys' | 'c
     if (rateLimit !== null && ceiling !== undefined && rateLimit > ceiling && !hasScope(actor, 'admin')) {
       throw forbidden(`only admins may give a key a rateLimit above the default of ${ceiling}`)
     }
+    // Keys are cheap to mint and each is a caller with its own records: the
+    // cap bounds what one account can make the service keep. Two creations
+    // at once may both pass it, by one each: bounded by the requests in flight.
+    const maxKeys = options.maxKeysPerAccount ?? API_KEY_LIMITS.defaultMaxPerAccount
+    if (await apiKeys.countActive(actor.accountId) >= maxKeys) throw tooManyKeys(maxKeys)
     const secret = newApiKeySecret()
     const key: ApiKey = {
       id: ids.next(),

@@ -1,4 +1,5 @@
 import { checkPassword } from '../account/account.js'
+import { passwordMatches } from '../account/password-check.js'
 import { accountNotFound, invalidCredentials } from '../errors.js'
 import type { Ports } from '../ports.js'
 
@@ -15,7 +16,7 @@ export const changePassword = ({ accounts, passwords, revocations }: Pick<Ports,
   async (accountId: string, { currentPassword, newPassword }: ChangePasswordInput): Promise<void> => {
     const account = await accounts.findById(accountId)
     if (account === undefined) throw accountNotFound(accountId)
-    if (!await passwords.verify(currentPassword, account.passwordHash)) throw invalidCredentials('the current password is wrong')
+    if (!await passwordMatches(passwords, currentPassword, account.passwordHash)) throw invalidCredentials('the current password is wrong')
     const passwordHash = await passwords.hash(checkPassword(newPassword))
     await accounts.changeExclusively(async (tx) => {
       const current = await tx.findById(accountId)

@@ -1,5 +1,5 @@
 import { personNotFound } from '../errors.js'
-import { checkVersion, editConflict, WRITE_ATTEMPTS, type VersionCondition } from '../person/person.js'
+import { checkVersion, editConflict, missingPerson, WRITE_ATTEMPTS, type VersionCondition } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
 
@@ -17,9 +17,9 @@ export interface DeletePersonOptions {
  */
 export const deletePerson = ({ people }: Pick<Ports, 'people'>) =>
   async (id: string, { condition, beforeNextStep }: DeletePersonOptions = {}): Promise<void> => {
-    if (!isId(id)) throw personNotFound(id)
-    if (condition === undefined) {
-      if (!await people.delete(id, undefined, beforeNextStep)) throw personNotFound(id)
+    if (!isId(id)) throw missingPerson(id, condition)
+    if (condition === undefined || condition.anyVersion === true) {
+      if (!await people.delete(id, undefined, beforeNextStep)) throw missingPerson(id, condition)
       return
     }
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {

@@ -9,19 +9,24 @@ export interface EnsureAdminResult {
   created?: AccountView
   /** The password made up for it, when none was given: to be shown once. */
   generatedPassword?: string
-  /** The account was there already, and was left as it was (password included). */
+  /** Accounts exist already: nothing was created or changed. */
   existing?: true
 }
 
+/** A password for an admin nobody chose one for: 24 characters, 144 random bits. */
+export const generatedPassword = (): string => randomBytes(18).toString('base64url')
+
 /**
- * The first admin: created when no account of that name exists, left alone
- * otherwise (an existing password is never reset from the environment).
+ * The first admin, at the very first start only: when the store holds no
+ * account at all. Once any account exists the environment is ignored, so a
+ * bootstrap admin deleted or renamed never comes back at a restart, and an
+ * environment password never resets one.
  */
 export const ensureAdmin = (ports: Pick<Ports, 'accounts' | 'passwords' | 'clock' | 'ids'>) => {
   const create = createAccount(ports)
   return async ({ username, password }: { username: string, password?: string }): Promise<EnsureAdminResult> => {
-    if (await ports.accounts.findByUsername(username) !== undefined) return { existing: true }
-    const generated = password === undefined ? randomBytes(18).toString('base64url') : undefined
+    if ((await ports.accounts.list({ limit: 1 })).length > 0) return { existing: true }
+    const generated = password === undefined ? generatedPassword() : undefined
     try {
       const created = await create({ username, password: password ?? generated ?? '', role: 'admin' })
       return { created, ...(generated === undefined ? {} : { generatedPassword: generated }) }

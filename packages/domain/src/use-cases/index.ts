@@ -48,7 +48,7 @@ export type { ChangePasswordInput } from './change-password.js'
 export type { CallerDescription } from './describe-caller.js'
 export type { ListAccountsInput } from './list-accounts.js'
 export type { ApiKeyUsageReport, CreateApiKeyOptions, CreatedApiKey, ListApiKeysInput } from './api-keys.js'
-export type { EnsureAdminResult } from './ensure-admin.js'
+export { generatedPassword, type EnsureAdminResult } from './ensure-admin.js'
 
 /**
  * The ports of people, friendships and messages: all createUseCases needs.

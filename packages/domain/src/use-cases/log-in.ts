@@ -1,4 +1,5 @@
 import type { Account } from '../account/account.js'
+import { passwordMatches } from '../account/password-check.js'
 import { invalidCredentials } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { hasNul, isWellFormedText } from '../shared/text.js'
@@ -15,7 +16,7 @@ export const logIn = ({ accounts, passwords }: Pick<Ports, 'accounts' | 'passwor
     if (!isWellFormedText(password)) throw invalidCredentials()
     // No username holds U+0000 (PostgreSQL would refuse to compare it): no lookup.
     const account = hasNul(username) ? undefined : await accounts.findByUsername(username)
-    const matches = await passwords.verify(password, account?.passwordHash ?? passwords.decoyHash)
+    const matches = await passwordMatches(passwords, password, account?.passwordHash ?? passwords.decoyHash)
     if (account === undefined || !matches || account.disabled) throw invalidCredentials()
     return account
   }

@@ -15,9 +15,17 @@ export const updateAccount = ({ accounts, passwords, revocations }: Pick<Ports, 
   async (id: string, changes: AccountChanges): Promise<AccountView> => {
     const role = changes.role === undefined ? undefined : checkRole(changes.role)
     if (changes.disabled !== undefined && typeof changes.disabled !== 'boolean') throw validationError('disabled', 'must be true or false')
+    const password = changes.password === undefined ? undefined : checkPassword(changes.password)
+    // The account is looked up before any hashing: a request about no account
+    // costs a read, not a third of a second of scrypt.
+    if (password !== undefined) {
+      const target = isId(id) ? await accounts.findById(id) : undefined
+      if (target === undefined) throw accountNotFound(id)
+      if (target.deleting) throw accountBeingDeleted(id)
+    }
     // Hashed before the transaction: it takes a third of a second, and other
     // account changes wait while the transaction is open.
-    const passwordHash = changes.password === undefined ? undefined : await passwords.hash(checkPassword(changes.password))
+    const passwordHash = password === undefined ? undefined : await passwords.hash(password)
     const { account, changed } = await accounts.changeExclusively(async (tx) => {
       const current = isId(id) ? await tx.findById(id) : undefined
       if (current === undefined) throw accountNotFound(id)

@@ -1,5 +1,6 @@
+import { isDomainError } from '../errors.js'
 import {
-  applyPersonPatch, checkPersonPatch, checkVersion, editConflict, WRITE_ATTEMPTS,
+  applyPersonPatch, checkPersonPatch, checkVersion, editConflict, missingPerson, WRITE_ATTEMPTS,
   type Person, type PersonPatch, type VersionCondition
 } from '../person/person.js'
 import type { Ports } from '../ports.js'
@@ -20,7 +21,9 @@ export const updatePerson = (ports: Pick<Ports, 'people' | 'clock'>) => {
   return async (id: string, patch: PersonPatch, condition?: VersionCondition): Promise<Person> => {
     checkPersonPatch(patch)
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const current = await get(id)
+      const current = await get(id).catch((error: unknown) => {
+        throw isDomainError(error) && error.code === 'PERSON_NOT_FOUND' ? missingPerson(id, condition) : error
+      })
       checkVersion(current, condition)
       const updated: Person = {
         ...current,

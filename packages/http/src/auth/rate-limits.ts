@@ -12,13 +12,15 @@ export interface RateLimitSettings {
   /** Failed logins per window per username (per client address: LOGIN_ADDRESS_FACTOR times as many); 0 switches the login limit off. */
   loginMax: number
   loginWindowMs: number
+  /** Requests per window (`windowMs`) per client address on public pages (PUBLIC_RATE_LIMIT_MAX); 0 switches it off. */
+  publicMax: number
   /** An ioredis client: counters shared by every instance. Absent: in-process counters. */
   redis?: RedisScripting
   /** Prefix of every counter key in Redis, one per deployment. */
   redisPrefix?: string
 }
 
-export const RATE_LIMIT_DEFAULTS: RateLimitSettings = { max: 1000, windowMs: 60_000, loginMax: 10, loginWindowMs: 15 * 60_000 }
+export const RATE_LIMIT_DEFAULTS: RateLimitSettings = { max: 1000, windowMs: 60_000, loginMax: 10, loginWindowMs: 15 * 60_000, publicMax: 600 }
 
 // One address may try this many usernames' worth of attempts: stops spraying
 // one password across many accounts, while a shared address (an office NAT)
@@ -55,6 +57,12 @@ export interface RateLimits {
    * one account cannot spend the service's CPU on logins.
    */
   guardLogin<T>(request: FastifyRequest, reply: FastifyReply, username: string, attempt: () => Promise<T>): Promise<T>
+  /**
+   * Charges a request to a public page (docs, OpenAPI, GraphiQL, `/`) to its
+   * client address: anyone may ask, so the address is the budget. Throws 429
+   * past PUBLIC_RATE_LIMIT_MAX.
+   */
+  chargePublic(request: FastifyRequest, reply: FastifyReply): void | Promise<void>
 }
 
 export class RateLimitedError extends Error {
@@ -126,8 +134,9 @@ const countersOf = (settings: RateLimitSettings, name: string, windowMs: number)
  * allows N times as many attempts, rather than any number.
  */
 export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
-  const { max, windowMs, loginMax, loginWindowMs } = settings
+  const { max, windowMs, loginMax, loginWindowMs, publicMax } = settings
   const callers = countersOf(settings, 'caller', windowMs)
+  const addresses = countersOf(settings, 'public', windowMs)
   const logins: LoginAttempts = settings.redis === undefined
     ? memoryLoginAttempts(loginWindowMs)
     : redisLoginAttempts(settings.redis, redisKeys(settings, 'login'), loginWindowMs)
@@ -223,6 +232,22 @@ export const installRateLimits = (settings: RateLimitSettings): RateLimits => {
       if (!(pending instanceof Promise)) return settle(reply, pending, firstMax, isKey, units)
       return storeAnswer(request, pending).then((tally) => {
         if (tally !== undefined) settle(reply, tally, firstMax, isKey, units)
+      })
+    },
+
+    chargePublic (request, reply) {
+      if (publicMax === 0) return
+      const settlePublic = (tally: Tally): void => {
+        if (tally.refusedBy !== 1) return
+        // Headers on the refusal only: a public page's documented headers stay as they are.
+        const now = Date.now()
+        show(reply, publicMax, tally.first, now)
+        refuse(reply, publicMax, tally.first, windowMs, 1, 'rate limit exceeded for this address on public pages', now)
+      }
+      const pending = addresses.charge(`address:${clientOf(request.ip)}`, publicMax, undefined, 0, 1)
+      if (!(pending instanceof Promise)) return settlePublic(pending)
+      return storeAnswer(request, pending).then((tally) => {
+        if (tally !== undefined) settlePublic(tally)
       })
     },
 

@@ -24,11 +24,13 @@ export const clientHasCurrent = (ifNoneMatch: string, etag: string): boolean => 
 
 /**
  * The versions an If-Match header accepts (strong comparison: weak tags
- * match nothing); `*` and an absent header accept any. Tags this service did
- * not make name no version, so a header of only those can never hold: 412.
+ * match nothing); an absent header accepts any, `*` any of a person that
+ * exists. Tags this service did not make name no version, so a header of
+ * only those can never hold: 412.
  */
 export const versionConditionOf = (ifMatch: string | undefined): VersionCondition | undefined => {
-  if (ifMatch === undefined || ifMatch.trim() === '*') return undefined
+  if (ifMatch === undefined) return undefined
+  if (ifMatch.trim() === '*') return { versions: [], anyVersion: true }
   const versions: number[] = []
   for (const [, weak, opaque] of ifMatch.matchAll(ENTITY_TAG)) {
     if (weak === undefined && opaque !== undefined && /^[1-9]\d{0,15}$/.test(opaque)) versions.push(Number(opaque))

@@ -5,6 +5,7 @@ import { installAccessTokens, type AccessTokens, type TokenSettings } from '../a
 import { createAuthenticator } from '../auth/authenticator.js'
 import { readCredentials } from '../auth/credentials.js'
 import { authorize, check, isOperation, type Operation, operationOfUrl, POLICY, type Requirement } from '../auth/policy.js'
+import { asCaller, HASHING_DEFAULTS, hashingTurns, type HashingSettings } from '../auth/hashing-turns.js'
 import { installRateLimits, RATE_LIMIT_DEFAULTS, type RateLimits, type RateLimitSettings } from '../auth/rate-limits.js'
 
 export interface AccessOptions {
@@ -19,6 +20,10 @@ export interface AccessOptions {
   metricsToken?: string
   /** How often counted API key usage is written to the database. */
   usageFlushIntervalMs?: number
+  /** Live API keys one account may own (MAX_KEYS_PER_ACCOUNT). */
+  maxKeysPerAccount?: number
+  /** The password hashing queue (auth/hashing-turns.ts). */
+  hashing?: Partial<HashingSettings>
 }
 
 /** What other adapters (GraphQL, subscriptions) need to apply the same rules. */
@@ -71,7 +76,13 @@ const metricsTokenCheck = (token: string | undefined): (authorization: string | 
 }
 
 const ANY_CALLER: Requirement = { access: 'caller' }
+const UNCOUNTED_PUBLIC: ReadonlySet<Operation> = new Set(['auth.login', 'health.live', 'health.ready'])
 const WARN_EVERY_MS = 10_000
+
+const loginNameOf = (body: unknown): string | undefined => {
+  const username = typeof body === 'object' && body !== null && 'username' in body ? body.username : undefined
+  return typeof username === 'string' ? username.toLowerCase() : undefined
+}
 
 /** The caller the access hook verified; routes behind a protected operation always have one. */
 export const callerOf = (request: FastifyRequest): Caller => {
@@ -90,8 +101,10 @@ export const callerOf = (request: FastifyRequest): Caller => {
 export const installAccess = async (app: FastifyInstance, ports: Ports, options: AccessOptions): Promise<Access> => {
   const limitSettings: RateLimitSettings = { ...RATE_LIMIT_DEFAULTS, ...options.limits }
   let lastWarning = 0
-  const useCases = createAccessUseCases(ports, {
+  const passwords = hashingTurns(ports.passwords, { ...HASHING_DEFAULTS, ...options.hashing })
+  const useCases = createAccessUseCases({ ...ports, passwords }, {
     ...(limitSettings.max === 0 ? {} : { maxRateLimitWithoutAdmin: limitSettings.max }),
+    ...(options.maxKeysPerAccount === undefined ? {} : { maxKeysPerAccount: options.maxKeysPerAccount }),
     credentialCache: {
       ...(options.apiKeyCacheTtlMs === undefined ? {} : { ttlMs: options.apiKeyCacheTtlMs }),
       onRevocationsUnavailable (error) {
@@ -170,6 +183,18 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   const anyCaller = (whatOf: (request: FastifyRequest) => string): onRequestHookHandler =>
     (request, reply, done) => { answer(request, reply, ANY_CALLER, whatOf(request), done) }
 
+  const publicPage: onRequestHookHandler = (request, reply, done) => {
+    let charged: void | Promise<void>
+    try {
+      charged = limits.chargePublic(request, reply)
+    } catch (error) {
+      done(error as Error)
+      return
+    }
+    if (charged === undefined) done()
+    else charged.then(() => done(), done)
+  }
+
   const publicUrls = new Set<string>()
   app.addHook('onRoute', (route) => {
     const { url } = route
@@ -199,6 +224,9 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
     const requirement = POLICY[operation]
     if (requirement.access === 'public') {
       publicUrls.add(url)
+      // Probes (an orchestrator's) and the login (limits of its own) aside,
+      // public pages count against their client address.
+      if (!UNCOUNTED_PUBLIC.has(operation)) route.onRequest = [...hooks, publicPage]
       return
     }
     route.onRequest = [...hooks, guard(requirement, operation, whatOf)]
@@ -209,6 +237,14 @@ export const installAccess = async (app: FastifyInstance, ports: Ports, options:
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.is404) return done()
     answer(request, reply, ANY_CALLER, pathOf(request), done)
+  })
+
+  // Whose turn a password hash takes: the account (its keys too); for a
+  // login, the username tried (people behind one address log in at once;
+  // one address guessing many usernames meets the login limits); set
+  // around the handler and all it awaits.
+  app.addHook('preHandler', (request, _reply, done) => {
+    asCaller(request.caller === undefined ? `login:${loginNameOf(request.body) ?? request.ip}` : `account:${request.caller.accountId}`, done)
   })
 
   const flush = async (): Promise<void> => {

@@ -1,3 +1,4 @@
+import { RateLimitedError } from '../auth/rate-limits.js'
 import { STATUS_CODES } from 'node:http'
 import { isDomainError } from '@people-service/domain'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -62,6 +63,8 @@ export const installErrorHandling = (app: FastifyInstance): void => {
       return reply.code(status).send(errorBody(status, error.message, error.code))
     }
     const client = clientErrorOf(error)
+    // A refusal thrown away from the reply (the password hashing queue's) says when to retry.
+    if (error instanceof RateLimitedError && !reply.hasHeader('retry-after')) reply.header('retry-after', error.retryAfter)
     if (client) return reply.code(client.status).send(errorBody(client.status, client.message, client.code))
     request.log.error({ err: error }, 'unexpected error')
     return reply.code(500).send({

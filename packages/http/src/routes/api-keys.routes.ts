@@ -17,6 +17,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = asyn
       operationId: 'createApiKey',
       tags: ['auth'],
       summary: 'Create an API key; the key is in this response only',
+      description: 'An account owns at most MAX_KEYS_PER_ACCOUNT (default 100) live keys: one more is 409 TOO_MANY_KEYS.',
       body: NewApiKeySchema,
       response: {
         201: documented(CreatedApiKeySchema, {
@@ -24,7 +25,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = asyn
           example: { ...EXAMPLES.apiKey, key: 'ps_8Jm2c3ZkQ0yq4F7o1xVh9Wb5nT6aR2sLpK3dE0gU' },
           headers: ['Cache-Control']
         }),
-        ...errorResponses(400, 401, 403, 429)
+        ...errorResponses(400, 401, 403, 409, 429)
       }
     }
   }, async (request, reply) => {

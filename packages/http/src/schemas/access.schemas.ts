@@ -7,6 +7,14 @@ import { Nullable, Timestamp } from './nullable.js'
 const RoleSchema = Type.Unsafe<Role>({ type: 'string', enum: [...ROLES] })
 const ScopeSchema = Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] })
 
+// Passwords are counted once NFKC-normalized (the domain's checkPassword),
+// which can shorten or lengthen what was sent: the edge only bounds the input.
+const PASSWORD_INPUT = { minLength: 1, maxLength: ACCOUNT_LIMITS.passwordMaxLength * 4 }
+const NEW_PASSWORD = {
+  ...PASSWORD_INPUT,
+  description: `NFKC-normalized, then ${ACCOUNT_LIMITS.passwordMinLength} to ${ACCOUNT_LIMITS.passwordMaxLength} characters, not all white space`
+}
+
 export const LoginSchema = Type.Object({
   username: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.usernameLength }),
   password: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.passwordMaxLength })
@@ -19,8 +27,12 @@ export const TokenSchema = Type.Object({
 })
 
 export const NewAccountSchema = Type.Object({
-  username: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.usernameLength, pattern: '^[A-Za-z0-9._@-]+$' }),
-  password: Type.String({ minLength: ACCOUNT_LIMITS.passwordMinLength, maxLength: ACCOUNT_LIMITS.passwordMaxLength }),
+  username: Type.String({
+    minLength: 1,
+    maxLength: ACCOUNT_LIMITS.usernameLength * 4,
+    description: `NFKC-normalized, then 1 to ${ACCOUNT_LIMITS.usernameLength} letters, digits or . _ @ -; unique without regard to case`
+  }),
+  password: Type.String(NEW_PASSWORD),
   role: RoleSchema
 }, { additionalProperties: false })
 
@@ -42,7 +54,7 @@ export const CurrentCallerSchema = Type.Object({
 export const AccountChangesSchema = Type.Object({
   role: Type.Optional(RoleSchema),
   disabled: Type.Optional(Type.Boolean()),
-  password: Type.Optional(Type.String({ minLength: ACCOUNT_LIMITS.passwordMinLength, maxLength: ACCOUNT_LIMITS.passwordMaxLength }))
+  password: Type.Optional(Type.String(NEW_PASSWORD))
 }, { additionalProperties: false })
 
 export const AccountIdParams = Type.Object({ id: Type.String() })
@@ -50,8 +62,8 @@ export const AccountIdParams = Type.Object({ id: Type.String() })
 export const AccountDeletedSchema = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 
 export const ChangePasswordSchema = Type.Object({
-  currentPassword: Type.String({ minLength: 1, maxLength: ACCOUNT_LIMITS.passwordMaxLength }),
-  newPassword: Type.String({ minLength: ACCOUNT_LIMITS.passwordMinLength, maxLength: ACCOUNT_LIMITS.passwordMaxLength })
+  currentPassword: Type.String(PASSWORD_INPUT),
+  newPassword: Type.String(NEW_PASSWORD)
 }, { additionalProperties: false })
 
 export const PasswordChangedSchema = Type.Object({ changed: Type.Literal(true) })

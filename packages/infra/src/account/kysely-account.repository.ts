@@ -1,4 +1,4 @@
-import { DomainError, isRole, type Account, type AccountChangeSet, type AccountRepository } from '@people-service/domain'
+import { DomainError, isRole, usernameKey, type Account, type AccountChangeSet, type AccountRepository } from '@people-service/domain'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AccountRow, Database, Dialect } from '../database.js'
 import { isUniqueViolation, translateErrors } from '../database-errors.js'
@@ -63,6 +63,7 @@ export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect, 
         await db.insertInto('account').values({
           id: account.id,
           username: account.username,
+          username_key: usernameKey(account.username),
           role: account.role,
           password_hash: account.passwordHash,
           disabled: account.disabled ? 1 : 0,
@@ -79,7 +80,7 @@ export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect, 
     findById: (id) => findById(db, id),
 
     async findByUsername (name) {
-      const row = await db.selectFrom('account').selectAll().where('username', '=', name).executeTakeFirst()
+      const row = await db.selectFrom('account').selectAll().where('username_key', '=', usernameKey(name)).executeTakeFirst()
       return row && toAccount(row)
     },
 

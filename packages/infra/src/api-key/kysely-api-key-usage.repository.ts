@@ -1,29 +1,33 @@
-import type { ApiKeyUsageRepository } from '@people-service/domain'
-import type { Kysely } from 'kysely'
+import type { ApiKeyUsageRepository, UsageCount } from '@people-service/domain'
+import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { translateErrors } from '../database-errors.js'
-import { boundIds, idsIn } from '../sql-dialect.js'
+
+/**
+ * The counts as ONE parameter (JSON), read back as rows by the database:
+ * a statement holds any number of counts, never a parameter per value
+ * (SQLite refuses more than 32,766 of them, PostgreSQL 65,535), and it is
+ * prepared once whatever their number.
+ */
+const countRows = (dialect: Dialect, counts: readonly UsageCount[]) => {
+  const json = JSON.stringify(counts.map(({ keyId, day, requests }) => ({ k: keyId, d: day, n: requests })))
+  return dialect === 'postgres'
+    ? sql`select c.k as key_id, c.d as day, c.n as requests from jsonb_to_recordset(${json}::jsonb) as c(k text, d text, n integer)`
+    : sql`select json_extract(c.value, '$.k') as key_id, json_extract(c.value, '$.d') as day, json_extract(c.value, '$.n') as requests from json_each(${json}) c`
+}
 
 export const kyselyApiKeyUsageRepository = (db: Kysely<Database>, dialect: Dialect): ApiKeyUsageRepository => translateErrors({
-  // One statement per flush: instances add to the same rows concurrently, so
+  // One statement per call: instances add to the same rows concurrently, so
   // the increment happens in the database, never read-modify-write here.
+  // Counts of a key deleted since (with its account) would fail the foreign
+  // key, and with it every later flush that still carries them: the same
+  // statement keeps only the keys that exist.
   async add (counts) {
     if (counts.length === 0) return
-    // Counts of a key deleted since (with its account) would fail the foreign
-    // key, and with it every later flush that still carries them: only the
-    // keys that exist are written. A key deleted between the two statements
-    // fails this flush once; the next one finds it gone.
-    const keyIds = [...new Set(counts.map(({ keyId }) => keyId))]
-    const existing = await db.selectFrom('api_key').select('id').where(idsIn(dialect, 'api_key.id', boundIds(dialect, keyIds))).execute()
-    const kept = new Set(existing.map(({ id }) => id))
-    const rows = counts.filter(({ keyId }) => kept.has(keyId))
-    if (rows.length === 0) return
-    await db.insertInto('api_key_usage')
-      .values(rows.map(({ keyId, day, requests }) => ({ key_id: keyId, day, requests })))
-      .onConflict((conflict) => conflict.columns(['key_id', 'day']).doUpdateSet((eb) => ({
-        requests: eb('api_key_usage.requests', '+', eb.ref('excluded.requests'))
-      })))
-      .execute()
+    await sql`insert into api_key_usage (key_id, day, requests)
+      select c.key_id, c.day, c.requests from (${countRows(dialect, counts)}) c
+      where exists (select 1 from api_key k where k.id = c.key_id)
+      on conflict (key_id, day) do update set requests = api_key_usage.requests + excluded.requests`.execute(db)
   },
 
   async byDay (keyId) {

@@ -50,6 +50,13 @@ export const kyselyApiKeyRepository = (db: Kysely<Database>): ApiKeyRepository =
     return rows.map(toApiKey)
   },
 
+  // Through the active-key index of the owner (migration 0010).
+  async countActive (ownerId) {
+    const row = await db.selectFrom('api_key').select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('owner_id', '=', ownerId).where('revoked_at', 'is', null).executeTakeFirstOrThrow()
+    return Number(row.count)
+  },
+
   async revoke (id, at) {
     const result = await db.updateTable('api_key')
       .set({ revoked_at: at.toISOString() })
