@@ -23,6 +23,9 @@ export type DomainErrorCode =
   | 'LAST_ADMIN'
   | 'ACCOUNT_BEING_DELETED'
   | 'TOO_MANY_KEYS'
+  | 'WEBHOOK_NOT_FOUND'
+  | 'DELIVERY_NOT_FOUND'
+  | 'TOO_MANY_WEBHOOKS'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode
@@ -88,3 +91,12 @@ export const tooManyKeys = (max: number): DomainError =>
 /** Unknown username and wrong password alike, so a response never tells which usernames exist. */
 export const invalidCredentials = (message = 'wrong username or password'): DomainError =>
   new DomainError('INVALID_CREDENTIALS', message)
+
+export const webhookNotFound = (id: string): DomainError =>
+  new DomainError('WEBHOOK_NOT_FOUND', `no webhook with id ${quotedId(id)}`)
+
+export const deliveryNotFound = (id: string): DomainError =>
+  new DomainError('DELIVERY_NOT_FOUND', `no delivery with id ${quotedId(id)} of this webhook`)
+
+export const tooManyWebhooks = (max: number): DomainError =>
+  new DomainError('TOO_MANY_WEBHOOKS', `a deployment may have at most ${max} webhooks; delete one before creating another`)

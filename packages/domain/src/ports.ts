@@ -12,6 +12,9 @@ import type { PersonRepository } from './person/person.repository.js'
 import type { Clock } from './shared/clock.js'
 import type { IdGenerator } from './shared/ids.js'
 import type { UnitOfWork } from './shared/unit-of-work.js'
+import type { WebhookDestinations } from './webhook/webhook-destinations.js'
+import type { WebhookRepository } from './webhook/webhook.repository.js'
+import type { WebhookSecretBox } from './webhook/webhook-secrets.js'
 
 /** Everything the use cases need from the outside world. */
 export interface Ports {
@@ -31,4 +34,9 @@ export interface Ports {
   clock: Clock
   ids: IdGenerator
   events: MessageEvents
+  webhooks: WebhookRepository
+  /** Seals the webhooks' signing secrets at rest. */
+  webhookSecrets: WebhookSecretBox
+  /** Which URLs webhooks may be sent to. */
+  webhookDestinations: WebhookDestinations
 }

@@ -1,6 +1,6 @@
 import { maxHeaderSize } from 'node:http'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { createUseCases, type MessageEvents, type Ports } from '@people-service/domain'
+import { createUseCases, type MessageEvents, type Ports, webhookUseCases } from '@people-service/domain'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { GRAPHQL_LIMITS } from './graphql/limits.js'
 import { inProcessMessageBus, type MessageBus } from './graphql/message-bus.js'
@@ -33,6 +33,7 @@ import { messagesRoutes } from './routes/messages.routes.js'
 import { peopleRoutes } from './routes/people.routes.js'
 import { personRoutes } from './routes/person.routes.js'
 import { usersRoutes } from './routes/users.routes.js'
+import { webhooksRoutes } from './routes/webhooks.routes.js'
 import { ErrorSchema } from './schemas/error.schema.js'
 import { MessageSchema } from './schemas/message.schemas.js'
 import { PersonIdSchema, PersonSchema, PersonSummarySchema } from './schemas/person.schemas.js'
@@ -185,6 +186,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await app.register(personRoutes, { useCases })
   await app.register(friendsRoutes, { useCases })
   await app.register(messagesRoutes, { useCases, maxResponseBytes })
+  await app.register(webhooksRoutes, { webhooks: webhookUseCases(ports) })
   await registerGraphQL(app, {
     useCases,
     access,

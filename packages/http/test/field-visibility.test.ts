@@ -18,7 +18,7 @@ import { apiKeyOf, build, graphql, PASSWORD, postGraphQL, type Headers } from '.
 const SCOPE_SETS: Scope[][] = Array.from({ length: 2 ** SCOPES.length }, (_, bits) => SCOPES.filter((_, i) => (bits & (1 << i)) !== 0))
 
 let fixtures = 0
-interface Fixture { person: string, friend: string, message: string, key: string, account: string, marker: string }
+interface Fixture { person: string, friend: string, message: string, key: string, account: string, webhook: string, marker: string }
 
 const fixtureOf = async (app: FastifyInstance, admin: Headers): Promise<Fixture> => {
   const marker = `Secret${++fixtures}x`
@@ -29,7 +29,9 @@ const fixtureOf = async (app: FastifyInstance, admin: Headers): Promise<Fixture>
   const message = await post('/message', { personId: person.id, text: `${marker} message` })
   const key = await apiKeyOf(app, admin, { scopes: ['people:read'] })
   const account = await app.access.useCases.createAccount({ username: `target-${fixtures}`, password: PASSWORD, role: 'viewer' })
-  return { person: person.id, friend: friend.id, message: message.id, key: key.id, account: account.id, marker }
+  // Webhooks carry no person: the routes are asked about one that may or may not exist.
+  const webhook = (await app.inject({ method: 'GET', url: '/webhooks', headers: admin })).json<Array<{ id: string }>>()[0]?.id ?? '0192f6c7-3333-7000-8000-000000000003'
+  return { person: person.id, friend: friend.id, message: message.id, key: key.id, account: account.id, webhook, marker }
 }
 
 interface RouteCase { operation: Operation, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: (f: Fixture) => string, body?: (f: Fixture) => object }
@@ -59,6 +61,13 @@ const ROUTES: RouteCase[] = [
   { operation: 'apiKeys.list', method: 'GET', url: () => '/api-keys' },
   { operation: 'apiKeys.revoke', method: 'DELETE', url: (f) => `/api-keys/${f.key}` },
   { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage` },
+  { operation: 'webhooks.create', method: 'POST', url: () => '/webhooks', body: () => ({ url: 'https://hooks.example.org/in' }) },
+  { operation: 'webhooks.list', method: 'GET', url: () => '/webhooks' },
+  { operation: 'webhooks.get', method: 'GET', url: (f) => `/webhooks/${f.webhook}` },
+  { operation: 'webhooks.update', method: 'PATCH', url: (f) => `/webhooks/${f.webhook}`, body: () => ({ description: 'changed' }) },
+  { operation: 'webhooks.deliveries', method: 'GET', url: (f) => `/webhooks/${f.webhook}/deliveries` },
+  { operation: 'webhooks.retry', method: 'POST', url: (f) => `/webhooks/${f.webhook}/deliveries/${f.person}/retry` },
+  { operation: 'webhooks.delete', method: 'DELETE', url: (f) => `/webhooks/${f.webhook}` },
   { operation: 'auth.password', method: 'POST', url: () => '/auth/password', body: () => ({ currentPassword: PASSWORD, newPassword: PASSWORD }) },
   { operation: 'auth.login', method: 'POST', url: () => '/auth/login', body: () => ({ username: 'nobody', password: 'wrong password here' }) },
   { operation: 'root', method: 'GET', url: () => '/' },
@@ -94,7 +103,7 @@ t.test('every REST operation is exercised here', async (t) => {
 })
 
 t.test('REST: no response to a key without people:read carries a person\'s data, whatever route and scopes', async (t) => {
-  const { app, admin } = await build(t, { access: { limits: { max: 0 } } })
+  const { app, admin } = await build(t, { access: { limits: { max: 0 }, maxKeysPerAccount: 100_000 } })
   const keys = await Promise.all(SCOPE_SETS.map(async (scopes) => ({ scopes, headers: { 'x-api-key': (await apiKeyOf(app, admin, { scopes }))['x-api-key'] } })))
   let checked = 0
   for (const route of ROUTES) {
@@ -158,7 +167,7 @@ const ROOT_FIELDS: RootCase[] = [
 ]
 
 t.test('GraphQL: no answer to a key without people:read carries a person\'s data, whatever root field and scopes', async (t) => {
-  const { app, admin } = await build(t, { access: { limits: { max: 0 } } })
+  const { app, admin } = await build(t, { access: { limits: { max: 0 }, maxKeysPerAccount: 100_000 } })
   const schemaFields = (await graphql(app, { ...postGraphQL('{ __schema { queryType { fields { name } } mutationType { fields { name } } } }'), headers: { ...admin, 'content-type': 'application/json' } })).body.data as { __schema: Record<string, { fields: Array<{ name: string }> }> }
   const roots = [...schemaFields.__schema.queryType!.fields.map((f) => `Query.${f.name}`), ...schemaFields.__schema.mutationType!.fields.map((f) => `Mutation.${f.name}`)]
   t.same(ROOT_FIELDS.map((c) => c.field).sort(), roots.sort(), 'every root field of the schema (subscriptions: graphql-authorization.test.ts)')

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import tap from 'tap'
 import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
-import { localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Person, type Ports, type Role } from '@people-service/domain'
+import { aesGcmWebhookSecretBox, anyWebhookDestination, localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Person, type Ports, type Role } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle, type Repositories } from '@people-service/infra'
 import { postgresDatabase, type PostgresTestDatabase, type Teardown } from '@people-service/infra/testing'
@@ -59,7 +59,9 @@ export const portsOver = (repositories: Repositories): Ports => ({
   revocations: localKeyRevocations(),
   clock: systemClock,
   ids: uuidv7Generator(),
-  events: noMessageEvents
+  events: noMessageEvents,
+  webhookSecrets: aesGcmWebhookSecretBox(globalThis.crypto.getRandomValues(new Uint8Array(32))),
+  webhookDestinations: anyWebhookDestination
 })
 
 let postgres: Promise<PostgresTestDatabase> | undefined
@@ -220,7 +222,9 @@ export const realServer = async (t: Teardown, options: Partial<Omit<AppOptions, 
       revocations: localKeyRevocations(),
       clock: systemClock,
       ids: uuidv7Generator(),
-      events: messageBus.events
+      events: messageBus.events,
+      webhookSecrets: aesGcmWebhookSecretBox(globalThis.crypto.getRandomValues(new Uint8Array(32))),
+      webhookDestinations: anyWebhookDestination
     },
     access: { ...options.access, tokens: { secret: TEST_JWT_SECRET } },
     messageBus

@@ -78,7 +78,14 @@ const operationOfPath = (method: string, path: string): Operation => {
     'POST /api-keys': 'apiKeys.create',
     'GET /api-keys': 'apiKeys.list',
     'DELETE /api-keys/:id': 'apiKeys.revoke',
-    'GET /api-keys/:id/usage': 'apiKeys.usage'
+    'GET /api-keys/:id/usage': 'apiKeys.usage',
+    'POST /webhooks': 'webhooks.create',
+    'GET /webhooks': 'webhooks.list',
+    'GET /webhooks/:id': 'webhooks.get',
+    'PATCH /webhooks/:id': 'webhooks.update',
+    'DELETE /webhooks/:id': 'webhooks.delete',
+    'GET /webhooks/:id/deliveries': 'webhooks.deliveries',
+    'POST /webhooks/:id/deliveries/:deliveryId/retry': 'webhooks.retry'
   }
   const operation = byConfig[`${method.toUpperCase()} ${url}`] ?? ROUTE_OPERATIONS[url]
   if (operation === undefined) throw new Error(`no policy row known for ${method} ${path}: add it here`)
@@ -417,6 +424,26 @@ t.test('real requests, successes and every error status, conform to the document
   t.equal((await send('GET', '/people', as(tinyHeaders))).status, 200)
   t.equal((await send('GET', '/people', as(tinyHeaders))).status, 429)
   t.equal((await send('POST', '/graphql', { ...as(tinyHeaders), body: { query: '{ people { id } }' } })).status, 429)
+
+  // Webhooks: admins only; the secret in the creation's answer alone.
+  const hook = await send('POST', '/webhooks', { ...as(admin), body: { url: 'https://hooks.example.org/in', types: ['person.created'], description: 'CRM' } })
+  t.equal(hook.status, 201)
+  const hookPath = `/webhooks/${hook.body.id as string}`
+  await send('POST', '/webhooks', { ...as(admin), body: { url: 'https://hooks.example.org/other' } })
+  t.equal((await send('POST', '/webhooks', { ...as(admin), body: { url: 'ftp://hooks.example.org/in' } })).status, 400)
+  t.equal((await send('POST', '/webhooks', { ...as(admin), body: { url: 'https://hooks.example.org/in', types: ['person.renamed'] } })).status, 400)
+  t.equal((await send('POST', '/webhooks', { ...as(editor), body: { url: 'https://hooks.example.org/in' } })).status, 403)
+  t.ok((await send('GET', '/webhooks?limit=1', as(admin))).headers.get('link'), 'a next page of webhooks')
+  t.equal((await send('GET', '/webhooks?cursor=nonsense', as(admin))).status, 400)
+  t.equal((await send('GET', hookPath, as(admin))).status, 200)
+  t.equal((await send('GET', '/webhooks/0192f6c4-0000-7000-8000-000000000009', as(admin))).status, 404)
+  t.equal((await send('PATCH', hookPath, { ...as(admin), body: { disabled: true, description: null } })).status, 200)
+  t.equal((await send('PATCH', hookPath, { ...as(admin), body: { secret: 'mine' } })).status, 400)
+  t.equal((await send('GET', `${hookPath}/deliveries`, as(admin))).status, 200)
+  t.equal((await send('GET', `${hookPath}/deliveries?limit=0`, as(admin))).status, 400)
+  t.equal((await send('POST', `${hookPath}/deliveries/0192f6c4-0000-7000-8000-000000000008/retry`, as(admin))).status, 404)
+  t.equal((await send('DELETE', hookPath, as(admin))).status, 200)
+  t.equal((await send('DELETE', hookPath, as(admin))).status, 404)
 
   // Password changes end the account's tokens: last for this account.
   await send('POST', '/users', { ...as(admin), body: { username: 'pat', password: PASSWORD, role: 'viewer' } })

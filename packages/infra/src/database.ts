@@ -98,6 +98,39 @@ export interface IdempotencyKeyTable {
   expires_at: Timestamp
 }
 
+export interface WebhookTable {
+  id: string
+  url: string
+  /** Space-separated event types; empty: every type. */
+  types: string
+  description: string | null
+  disabled: number
+  sealed_secret: string
+  created_at: Timestamp
+}
+
+export interface WebhookDeliveryTable {
+  id: string
+  webhook_id: string
+  event_id: string
+  /** The event as sent and signed. */
+  body: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  last_status_code: number | null
+  /** Due time of a pending delivery (the end of its lease while claimed); null once final. */
+  next_attempt_at: Timestamp | null
+  /** The token of the instance attempting it, while it does. */
+  claim: string | null
+  give_up_at: Timestamp
+  created_at: Timestamp
+}
+
+export interface WebhookRelayTable {
+  id: number
+  position: number | string
+}
+
 export interface Database {
   person: PersonTable
   friendship: FriendshipTable
@@ -107,6 +140,9 @@ export interface Database {
   api_key_usage: ApiKeyUsageTable
   service_setting: ServiceSettingTable
   idempotency_key: IdempotencyKeyTable
+  webhook: WebhookTable
+  webhook_delivery: WebhookDeliveryTable
+  webhook_relay: WebhookRelayTable
 }
 
 export type PersonRow = Selectable<PersonTable>
@@ -115,6 +151,8 @@ export type MessageRow = Selectable<MessageTable>
 export type AccountRow = Selectable<AccountTable>
 export type ApiKeyRow = Selectable<ApiKeyTable>
 export type IdempotencyKeyRow = Selectable<IdempotencyKeyTable>
+export type WebhookRow = Selectable<WebhookTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
 
 export type Dialect = 'sqlite' | 'postgres'
 

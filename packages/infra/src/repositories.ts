@@ -9,8 +9,9 @@ import { kyselyMessageRepository } from './message/kysely-message.repository.js'
 import { kyselyPersonRepository } from './person/kysely-person.repository.js'
 import { sqlPersonProjections } from './person/sql-person-projections.js'
 import { kyselyUnitOfWork } from './unit-of-work.js'
+import { kyselyWebhookRepository } from './webhook/kysely-webhook.repository.js'
 
-export type Repositories = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
+export type Repositories = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork' | 'webhooks'>
 
 /** The domain's storage ports over one database. */
 export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositories => ({
@@ -22,5 +23,6 @@ export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositorie
   apiKeys: kyselyApiKeyRepository(db),
   apiKeyUsage: kyselyApiKeyUsageRepository(db, dialect),
   idempotency: kyselyIdempotencyRepository(db),
-  unitOfWork: kyselyUnitOfWork(db, dialect)
+  unitOfWork: kyselyUnitOfWork(db, dialect),
+  webhooks: kyselyWebhookRepository(db)
 })

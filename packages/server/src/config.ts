@@ -63,6 +63,16 @@ export interface Config {
   usageFlushIntervalMs: number
   /** A bearer token that may read GET /metrics without an admin account (METRICS_TOKEN); unset: admins only. */
   metricsToken: string | undefined
+  /** WEBHOOK_ALLOW_PRIVATE=true: webhooks may use http:// and private addresses (development, tests). */
+  webhookAllowPrivate: boolean
+  /** WEBHOOK_SECRET_KEY: what the webhooks' signing secrets are sealed under; unset: a key derived from the JWT secret. */
+  webhookSecretKey: string | undefined
+  /**
+   * How deliveries are attempted and retried (WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_BASE_MS,
+   * WEBHOOK_RETRY_MAX_MS, WEBHOOK_RETRY_WINDOW_MS, WEBHOOK_LEASE_MS, WEBHOOK_POLL_MS): the
+   * contract's 10 s, 24 h and a minute's lease unless set; shorter for tests.
+   */
+  webhookDelivery: { timeoutMs: number, baseDelayMs: number, maxDelayMs: number, retryWindowMs: number, leaseMs: number, pollMs: number }
   /** Traces exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT set; the SDK reads the other OTEL_* itself). */
   tracing: boolean
 }
@@ -160,6 +170,10 @@ export const loadConfig = (env: Env = process.env): Config => {
   }
   const rateLimitWindowMs = integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 0, 86_400_000)
   const loginRateLimitWindowMs = integer(env, 'LOGIN_RATE_LIMIT_WINDOW_MS', 900_000, 0, 86_400_000)
+  const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 10_000)
+  const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', 60_000, 200, 3_600_000)
+  // A lease shorter than an attempt would let another instance send it again while it runs.
+  if (webhookLeaseMs <= webhookTimeoutMs) throw new ConfigError('WEBHOOK_LEASE_MS', `must be longer than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`)
   return {
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -202,6 +216,16 @@ export const loadConfig = (env: Env = process.env): Config => {
     apiKeyCacheTtlMs: integer(env, 'API_KEY_CACHE_TTL_MS', 3_000, 0, 3_600_000),
     usageFlushIntervalMs: integer(env, 'USAGE_FLUSH_INTERVAL_MS', 30_000, 100, 3_600_000),
     metricsToken: secret(env, 'METRICS_TOKEN'),
+    webhookAllowPrivate: oneOf(env, 'WEBHOOK_ALLOW_PRIVATE', 'false', ['true', 'false']) === 'true',
+    webhookSecretKey: secret(env, 'WEBHOOK_SECRET_KEY'),
+    webhookDelivery: {
+      timeoutMs: webhookTimeoutMs,
+      baseDelayMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 5_000, 10, 3_600_000),
+      maxDelayMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 10, 86_400_000),
+      retryWindowMs: integer(env, 'WEBHOOK_RETRY_WINDOW_MS', 86_400_000, 100, 86_400_000),
+      leaseMs: webhookLeaseMs,
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 1_000, 10, 60_000)
+    },
     tracing: env.OTEL_SDK_DISABLED !== 'true' && env.OTEL_TRACES_EXPORTER !== 'none' &&
       Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
   }

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import {
-  localKeyRevocations, scryptPasswordHasher, systemClock, uuidv7Generator,
+  aesGcmWebhookSecretBox, localKeyRevocations, scryptPasswordHasher, systemClock, uuidv7Generator, webhookSealingKey,
   type KeyRevocations, type MessageEvents, type PasswordHasher
 } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, LOG_SERIALIZERS, messageBusOver, REDACTED_LOG_PATHS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import {
-  connectRedis, createRepositories, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
-  type Redis
+  connectRedis, createRepositories, DISPATCHER_DEFAULTS, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
+  webhookDestinations, webhookDispatcher, type Redis
 } from '@people-service/infra'
 import type { Config } from './config.js'
 import { defaultMaxConnections, openFileLimit } from './open-files.js'
@@ -94,8 +94,20 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     revocations,
     clock: systemClock,
     ids: uuidv7Generator(),
-    events: liveFeedOnly(messageBus.events, (error) => logger.warn?.('a sent message could not be announced to subscribers', error))
+    events: liveFeedOnly(messageBus.events, (error) => logger.warn?.('a sent message could not be announced to subscribers', error)),
+    webhookSecrets: aesGcmWebhookSecretBox(webhookSealingKey(config.webhookSecretKey ?? jwtSecret)),
+    webhookDestinations: webhookDestinations({ allowPrivate: config.webhookAllowPrivate })
   }
+  // Attempts run beside the API; their log lines go through the app's logger once it exists.
+  const dispatcherLog = { warn: (object: Record<string, unknown>, message: string) => app.log.warn(object, message), error: (object: Record<string, unknown>, message: string) => app.log.error(object, message) }
+  const dispatcher = webhookDispatcher({
+    db: database.db,
+    dialect: database.dialect,
+    secrets: ports.webhookSecrets,
+    clock: systemClock,
+    settings: { ...DISPATCHER_DEFAULTS, ...config.webhookDelivery, allowPrivate: config.webhookAllowPrivate },
+    log: dispatcherLog
+  })
   const app = await buildApp({
     ports,
     access: {
@@ -132,7 +144,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
       perAddress: config.maxConnectionsPerAddress
     },
     pressure: { maxEventLoopDelay: config.maxEventLoopDelay },
-    metrics: database.poolStats ? { poolStats: database.poolStats } : {},
+    metrics: { webhooks: dispatcher, ...(database.poolStats ? { poolStats: database.poolStats } : {}) },
     ready: () => ping(database),
     logger: {
       level: config.logLevel,
@@ -144,6 +156,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   // onClose hooks run last-registered first, so this one runs before the
   // app's own: store the usage counted so far while the database is open.
   app.addHook('onClose', async () => {
+    await dispatcher.stop()
     await app.access.useCases.usageMeter.flush().catch((error: unknown) => {
       app.log.error({ err: error }, 'could not store the last API key usage counts before closing')
     })
@@ -185,5 +198,6 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     await app.close()
     throw error
   }
+  dispatcher.start()
   return { app, close: () => app.close() }
 }

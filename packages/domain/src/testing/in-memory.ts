@@ -16,6 +16,9 @@ import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
 import { localKeyRevocations } from '../api-key/key-revocations.js'
 import { systemClock } from '../shared/clock.js'
 import { uuidv7Generator } from '../shared/ids.js'
+import { anyWebhookDestination } from '../webhook/webhook-destinations.js'
+import { aesGcmWebhookSecretBox } from '../webhook/webhook-secrets.js'
+import { inMemoryWebhookRepository } from './in-memory-webhooks.js'
 
 /** Adapters over plain maps: for tests, prototypes and services that embed the domain. */
 interface Store {
@@ -222,6 +225,9 @@ export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { e
     clock: systemClock,
     ids: uuidv7Generator(),
     events: inMemoryMessageEvents(),
+    webhooks: inMemoryWebhookRepository(),
+    webhookSecrets: aesGcmWebhookSecretBox(globalThis.crypto.getRandomValues(new Uint8Array(32))),
+    webhookDestinations: anyWebhookDestination,
     ...overrides
   }
   // Over whichever people and friendships the ports end up with.

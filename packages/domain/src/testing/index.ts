@@ -10,3 +10,4 @@ export { repositoryContract, type ContractCase, type RepositoryPorts } from './r
  * for suites that log in hundreds of times. Never for stored passwords.
  */
 export const fastPasswordHasher = () => scryptPasswordHasher({ N: 2 ** 10, r: 8, p: 1 })
+export { inMemoryWebhookRepository } from './in-memory-webhooks.js'

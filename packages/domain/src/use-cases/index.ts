@@ -42,6 +42,7 @@ export type { ListFriendsInput } from './list-friends.js'
 export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
 export { LIST_LIMITS } from './limits.js'
+export { webhookUseCases, type CreatedWebhook, type WebhookPorts, type WebhookUseCases } from './webhooks.js'
 export { createAccount, ensureAdmin, logIn, createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey }
 export { changePassword, deleteAccount, describeCaller, listAccounts, updateAccount }
 export type { ChangePasswordInput } from './change-password.js'

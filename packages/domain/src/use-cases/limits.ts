@@ -7,7 +7,9 @@ export const LIST_LIMITS = {
   inbox: { default: 20, max: 100 },
   accounts: { default: 100, max: 1000 },
   // As many as a page holds by default: a listing was all of them, up to 1,000.
-  apiKeys: { default: 1000, max: 1000 }
+  apiKeys: { default: 1000, max: 1000 },
+  webhooks: { default: 100, max: 100 },
+  deliveries: { default: 20, max: 100 }
 } as const
 
 export const checkLimit = (limit: number, max: number, field = 'limit'): number => {

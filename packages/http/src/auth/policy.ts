@@ -62,6 +62,14 @@ export const POLICY = {
   'apiKeys.list': ACCOUNTS,
   'apiKeys.revoke': ACCOUNTS,
   'apiKeys.usage': ACCOUNTS,
+  // Where the service sends its events, and the log of what it sent.
+  'webhooks.create': needs('admin'),
+  'webhooks.list': needs('admin'),
+  'webhooks.get': needs('admin'),
+  'webhooks.update': needs('admin'),
+  'webhooks.delete': needs('admin'),
+  'webhooks.deliveries': needs('admin'),
+  'webhooks.retry': needs('admin'),
 
   // The GraphQL endpoint as a whole: authenticated (and counted against the
   // caller's budget) by the hook; each field is then checked by its own row.

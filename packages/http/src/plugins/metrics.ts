@@ -8,9 +8,16 @@ export interface PoolStats {
   waiting: number
 }
 
+/** The figures of webhook deliveries: attempts by outcome on this instance, and the backlog of each webhook. */
+export interface WebhookStats {
+  outcomes(): Readonly<Record<string, number>>
+  oldestPending(): Promise<Array<{ webhookId: string, since: Date }>>
+}
+
 export interface MetricsOptions {
   /** Connections of the database pool, when there is one (PostgreSQL). */
   poolStats?: () => PoolStats
+  webhooks?: WebhookStats
 }
 
 // Probes and the scrape itself would drown the figures of the API.
@@ -58,7 +65,7 @@ export const installRequestDurations = (app: FastifyInstance): RequestDurations 
   return durations
 }
 
-export const registerMetrics = async (app: FastifyInstance, durations: RequestDurations, { poolStats }: MetricsOptions): Promise<void> => {
+export const registerMetrics = async (app: FastifyInstance, durations: RequestDurations, { poolStats, webhooks }: MetricsOptions): Promise<void> => {
   await app.register(fastifyMetrics.default, {
     // As every GET of the service, answered to HEAD too (the plugin's own
     // route refuses it: 405); who may read it is the URL's row (policy.ts).
@@ -67,8 +74,33 @@ export const registerMetrics = async (app: FastifyInstance, durations: RequestDu
     clearRegisterOnInit: true,
     routeMetrics: { enabled: false }
   })
-  const { Gauge, register } = app.metrics.client
+  const { Counter, Gauge, register } = app.metrics.client
   register.registerMetric(durations as never)
+
+  if (webhooks !== undefined) {
+    register.registerMetric(new Counter({
+      name: 'webhook_delivery_attempts_total',
+      registers: [],
+      help: 'Webhook delivery attempts made by this instance, by outcome (delivered, retrying, failed, lost_lease)',
+      labelNames: ['outcome'],
+      // The dispatcher keeps the counts; the series shows them as they are at the scrape.
+      collect () {
+        this.reset()
+        for (const [outcome, count] of Object.entries(webhooks.outcomes())) this.inc({ outcome }, count)
+      }
+    }) as never)
+    register.registerMetric(new Gauge({
+      name: 'webhook_oldest_pending_seconds',
+      registers: [],
+      help: 'Age of each webhook\'s oldest undelivered (pending) delivery, by webhook id; absent when none is pending',
+      labelNames: ['webhook'],
+      async collect () {
+        this.reset()
+        const now = Date.now()
+        for (const { webhookId, since } of await webhooks.oldestPending()) this.set({ webhook: webhookId }, Math.max(0, (now - since.getTime()) / 1000))
+      }
+    }) as never)
+  }
 
   if (poolStats === undefined) return
   register.registerMetric(new Gauge({

@@ -39,6 +39,23 @@ export const EXAMPLES = {
   passwordChanged: { changed: true },
   apiKey: { id: '0192f6c6-2222-7000-8000-000000000002', name: 'reporting job', scopes: ['people:read'], rateLimit: 100, createdAt: AT },
   apiKeyUsage: { id: '0192f6c6-2222-7000-8000-000000000002', total: 42, byDay: [{ day: '2026-11-21', requests: 42 }] },
+  webhook: {
+    id: '0192f6c7-3333-7000-8000-000000000003',
+    url: 'https://hooks.example.org/people',
+    types: ['person.created', 'person.updated', 'person.deleted'],
+    description: 'CRM sync',
+    disabled: false,
+    createdAt: AT
+  },
+  webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw0WZkQ0pKsXU=',
+  delivery: {
+    id: '0192f6c8-4444-7000-8000-000000000004',
+    eventId: '0192f6c8-4440-7000-8000-000000000040',
+    status: 'pending',
+    attempts: 2,
+    lastStatusCode: 503,
+    nextAttemptAt: '2026-11-21T10:00:20.000Z'
+  },
   health: { status: 'ok' },
   root: { name: 'People Service', version: '0.1.0', docs: '/docs', graphiql: '/graphiql', openapi: '/openapi.json' },
   unavailable: { status: 'unavailable' }

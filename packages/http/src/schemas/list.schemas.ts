@@ -33,3 +33,13 @@ export const ApiKeysQuery = Type.Object({
   limit: limit(LIST_LIMITS.apiKeys),
   cursor: Type.Optional(Cursor)
 }, { additionalProperties: false })
+
+export const WebhooksQuery = Type.Object({
+  limit: limit(LIST_LIMITS.webhooks),
+  cursor: Type.Optional(Cursor)
+}, { additionalProperties: false })
+
+export const DeliveriesQuery = Type.Object({
+  limit: limit(LIST_LIMITS.deliveries),
+  cursor: Type.Optional(Cursor)
+}, { additionalProperties: false })

@@ -1,0 +1,110 @@
+import { checkEventTypes, type Clock, type IdGenerator, wantsEvent } from '@people-service/domain'
+import { sql, type Kysely } from 'kysely'
+import type { Database, Dialect, WebhookDeliveryTable } from '../database.js'
+
+/** An event of the log as the relay needs it: its place, its id and type, and its body as sent. */
+export interface RelayedEvent {
+  position: number
+  id: string
+  type: string
+  /** The CloudEvents JSON, signed and sent as it is. */
+  body: string
+}
+
+/** Reads the committed events after a position, in order; `db` is the relay's transaction. */
+export type EventSource = (db: Kysely<Database>, after: number, limit: number) => Promise<RelayedEvent[]>
+
+export interface RelaySettings {
+  /** Events turned into deliveries per transaction. */
+  batch: number
+  /** How often the log is looked at when the last look found it read to the end. */
+  pollMs: number
+  /** How long a delivery is retried: its give_up_at. */
+  retryWindowMs: number
+}
+
+const INSERT_CHUNK = 200
+
+/**
+ * Turns the event log into deliveries: one row per event and enabled
+ * webhook that wants its type, in the log's order, after the position
+ * kept in webhook_relay. Each step is one transaction that starts by
+ * updating that row, so steps of several instances take turns
+ * (PostgreSQL: the row's lock; SQLite: one writer); the unique
+ * (webhook_id, event_id) makes a repeated step harmless all the same.
+ */
+export const webhookRelay = (options: {
+  db: Kysely<Database>
+  dialect: Dialect
+  events: EventSource
+  clock: Clock
+  ids: IdGenerator
+  settings: RelaySettings
+  /** After a step that queued deliveries. */
+  onQueued: () => void
+  log: { error(object: Record<string, unknown>, message: string): void }
+}) => {
+  const { db, events, clock, ids, settings } = options
+  let timer: NodeJS.Timeout | undefined
+  let stopped = false
+  let current: Promise<void> = Promise.resolve()
+
+  /** One batch: how many events it handled and how many deliveries it queued. */
+  const step = (): Promise<{ events: number, deliveries: number }> => db.transaction().execute(async (trx) => {
+    const relay = await trx.updateTable('webhook_relay').set({ position: sql`position` }).where('id', '=', 1).returning('position').executeTakeFirstOrThrow()
+    const batch = await events(trx, Number(relay.position), settings.batch)
+    const last = batch.at(-1)
+    if (last === undefined) return { events: 0, deliveries: 0 }
+    const webhooks = (await trx.selectFrom('webhook').select(['id', 'types']).where('disabled', '=', 0).orderBy('id').execute())
+      .map((row) => ({ id: row.id, disabled: false, types: checkEventTypes(row.types === '' ? [] : row.types.split(' ')) }))
+    const now = clock.now()
+    const queued = now.toISOString()
+    const giveUpAt = new Date(now.getTime() + settings.retryWindowMs).toISOString()
+    const rows: WebhookDeliveryTable[] = []
+    for (const event of batch) {
+      for (const webhook of webhooks) {
+        if (!wantsEvent(webhook, event.type)) continue
+        rows.push({
+          id: ids.next(), webhook_id: webhook.id, event_id: event.id, body: event.body, status: 'pending', attempts: 0,
+          last_status_code: null, next_attempt_at: queued, claim: null, give_up_at: giveUpAt, created_at: queued
+        })
+      }
+    }
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      await trx.insertInto('webhook_delivery').values(rows.slice(i, i + INSERT_CHUNK))
+        .onConflict((conflict) => conflict.columns(['webhook_id', 'event_id']).doNothing()).execute()
+    }
+    await trx.updateTable('webhook_relay').set({ position: options.dialect === 'postgres' ? String(last.position) : last.position }).where('id', '=', 1).execute()
+    return { events: batch.length, deliveries: rows.length }
+  })
+
+  /** Steps until the log is read to the end. */
+  const drain = async (): Promise<void> => {
+    for (;;) {
+      if (stopped) return
+      const { events: handled, deliveries } = await step()
+      if (deliveries > 0) options.onQueued()
+      if (handled < settings.batch) return
+    }
+  }
+
+  const tick = () => {
+    current = drain()
+      .catch((error: unknown) => options.log.error({ err: error }, 'events could not be turned into webhook deliveries; trying again'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, settings.pollMs)
+      })
+  }
+
+  return {
+    step,
+    start () { tick() },
+    async stop () {
+      stopped = true
+      clearTimeout(timer)
+      await current
+    }
+  }
+}
+
+export type WebhookRelay = ReturnType<typeof webhookRelay>
