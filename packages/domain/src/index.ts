@@ -21,6 +21,7 @@ export type { ApiKeyUsageRepository, DailyUsage, UsageCount } from './api-key/ap
 export { localKeyRevocations, type KeyRevocations } from './api-key/key-revocations.js'
 export { createUsageMeter, USAGE_FLUSH_CHUNK, type UsageMeter } from './api-key/usage-meter.js'
 export * from './caller/caller.js'
+export * from './change/change-event.js'
 export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
 export type {
   ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentRequest

@@ -1,3 +1,4 @@
+import { SETUP_ACTOR } from '@people-service/domain/testing'
 import t from 'tap'
 import { accountCaller, ROLES, SCOPES_OF_ROLE, type Role, type Scope } from '@people-service/domain'
 import { authorize, GRAPHQL_FIELD_OPERATIONS, POLICY, type Operation } from '@people-service/http'
@@ -69,7 +70,7 @@ const fixture = async (app: FastifyInstance, admin: Headers, keyOwner: Headers):
   await app.inject({ method: 'PUT', url: `/person/${person.id}/friends/${friend.id}`, headers: admin })
   const message = await post('/message', { personId: person.id, text: 'hi' })
   const key = await apiKeyOf(app, keyOwner, { scopes: ['people:read'] })
-  const account = await app.access.useCases.createAccount({ username: `target-${++users}`, password: PASSWORD, role: 'viewer' })
+  const account = await app.access.useCases.createAccount(SETUP_ACTOR, { username: `target-${++users}`, password: PASSWORD, role: 'viewer' })
   return { person: person.id, friend: friend.id, message: message.id, key: key.id, account: account.id }
 }
 

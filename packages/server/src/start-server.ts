@@ -89,7 +89,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     ? inProcessMessageBus()
     : messageBusOver(redisMessageEmitter(config.redisUrl, config.redisKeyPrefix, (error) => logger.warn?.('the subscription channel to Redis failed; reconnecting', error)))
   const ports = {
-    ...createRepositories(database),
+    ...createRepositories(database, { eventSource: config.eventSource }),
     passwords: options.passwords ?? scryptPasswordHasher(),
     revocations,
     clock: systemClock,

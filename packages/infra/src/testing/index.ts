@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
 import pg from 'pg'
 import { createDatabase } from '../create-database.js'
 import type { Database, DatabaseHandle } from '../database.js'
@@ -29,7 +30,15 @@ const dataTables: Record<keyof Database, true> = {
   friendship: true,
   message: true,
   person: true,
-  service_setting: true
+  service_setting: true,
+  event: true,
+  // One row, set back to its start rather than deleted (resetTable).
+  event_sequence: true
+}
+
+const resetTable = async (trx: Kysely<Database>, table: keyof Database): Promise<void> => {
+  if (table === 'event_sequence') await trx.updateTable('event_sequence').set({ last: 0, pruned_through: 0 }).execute()
+  else await trx.deleteFrom(table).execute()
 }
 
 /**
@@ -86,7 +95,7 @@ export const postgresDatabase = async (t: Teardown): Promise<PostgresTestDatabas
     // No table has a sequence to restart: ids are made by the service.
     async reset () {
       await handle.db.transaction().execute(async (trx) => {
-        for (const table of Object.keys(dataTables) as Array<keyof Database>) await trx.deleteFrom(table).execute()
+        for (const table of Object.keys(dataTables) as Array<keyof Database>) await resetTable(trx, table)
       })
     }
   }
