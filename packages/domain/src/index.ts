@@ -21,6 +21,7 @@ export type { ApiKeyUsageRepository, DailyUsage, UsageCount } from './api-key/ap
 export { localKeyRevocations, type KeyRevocations } from './api-key/key-revocations.js'
 export { createUsageMeter, USAGE_FLUSH_CHUNK, type UsageMeter } from './api-key/usage-meter.js'
 export * from './caller/caller.js'
+export * from './change/change-event.js'
 export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
 export type {
   ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentRequest
@@ -38,3 +39,4 @@ export * from './webhook/webhook.js'
 export type { WebhookChanges, WebhookRepository } from './webhook/webhook.repository.js'
 export { aesGcmWebhookSecretBox, newWebhookSecret, webhookSealingKey, webhookSigningKey, type WebhookSecretBox } from './webhook/webhook-secrets.js'
 export { anyWebhookDestination, type WebhookDestinations } from './webhook/webhook-destinations.js'
+export { cloudEventOf, type CloudEvent } from './change/cloud-event.js'

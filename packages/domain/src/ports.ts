@@ -3,6 +3,7 @@ import type { PasswordHasher } from './account/password-hasher.js'
 import type { ApiKeyRepository } from './api-key/api-key.repository.js'
 import type { ApiKeyUsageRepository } from './api-key/api-key-usage.js'
 import type { KeyRevocations } from './api-key/key-revocations.js'
+import type { ChangeFeed } from './change/change-event.js'
 import type { IdempotencyRepository } from './idempotency/idempotency.repository.js'
 import type { FriendshipRepository } from './friendship/friendship.repository.js'
 import type { MessageEvents } from './message/message.events.js'
@@ -29,6 +30,8 @@ export interface Ports {
   idempotency: IdempotencyRepository
   /** Transactions over people, messages and idempotency records together. */
   unitOfWork: UnitOfWork
+  /** The recorded changes, read in commit order. */
+  changeFeed: ChangeFeed
   passwords: PasswordHasher
   revocations: KeyRevocations
   clock: Clock

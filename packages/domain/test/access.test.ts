@@ -3,7 +3,7 @@ import {
   accountCaller, createAccessUseCases, DEFAULT_SCRYPT, localKeyRevocations, scryptPasswordHasher,
   type ApiKeyUsageRepository, type Caller, type Clock, type KeyRevocations, type UsageCount
 } from '@people-service/domain'
-import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { createInMemoryPorts, fastPasswordHasher, SETUP_ACTOR } from '@people-service/domain/testing'
 
 const fixedClock = (iso: string): Clock & { set(iso: string): void } => {
   let now = new Date(iso)
@@ -15,7 +15,7 @@ const setup = (overrides: Parameters<typeof createInMemoryPorts>[0] = {}) => {
   const ports = createInMemoryPorts({ clock, passwords: fastPasswordHasher(), ...overrides })
   const access = createAccessUseCases(ports, { maxRateLimitWithoutAdmin: 1000 })
   const callerWithRole = async (role: 'admin' | 'editor' | 'viewer', username = role): Promise<Caller> =>
-    accountCaller(await access.createAccount({ username, password: 'correct horse battery', role }))
+    accountCaller(await access.createAccount(SETUP_ACTOR, { username, password: 'correct horse battery', role }))
   return { clock, ports, access, callerWithRole }
 }
 
@@ -35,9 +35,9 @@ t.test('scrypt hashes are salted, self-describing and verify only their password
 
 t.test('accounts: validated, unique by name, never returned with their hash', async (t) => {
   const { access } = setup()
-  const ada = await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'editor' })
+  const ada = await access.createAccount(SETUP_ACTOR, { username: 'ada', password: 'correct horse battery', role: 'editor' })
   t.same(Object.keys(ada).sort(), ['createdAt', 'disabled', 'id', 'role', 'username'])
-  await t.rejects(access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'viewer' }), { code: 'USERNAME_TAKEN' })
+  await t.rejects(access.createAccount(SETUP_ACTOR, { username: 'ada', password: 'correct horse battery', role: 'viewer' }), { code: 'USERNAME_TAKEN' })
   const bad: Array<[Record<string, unknown>, string]> = [
     [{ username: '', password: 'correct horse battery', role: 'viewer' }, 'username'],
     [{ username: 'has space', password: 'correct horse battery', role: 'viewer' }, 'username'],
@@ -47,7 +47,7 @@ t.test('accounts: validated, unique by name, never returned with their hash', as
     [{ username: 'bob', password: 'correct horse battery', role: 'root' }, 'role']
   ]
   for (const [input, field] of bad) {
-    await t.rejects(access.createAccount(input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 50))
+    await t.rejects(access.createAccount(SETUP_ACTOR, input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 50))
   }
 })
 
@@ -64,7 +64,7 @@ t.test('ensureAdmin creates the first admin once, generating a password when non
 
 t.test('logIn fails alike for an unknown user and a wrong password', async (t) => {
   const { access } = setup()
-  await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'viewer' })
+  await access.createAccount(SETUP_ACTOR, { username: 'ada', password: 'correct horse battery', role: 'viewer' })
   t.equal((await access.logIn('ada', 'correct horse battery')).role, 'viewer')
   const error = { code: 'INVALID_CREDENTIALS', message: 'wrong username or password' }
   await t.rejects(access.logIn('ada', 'wrong horse battery'), error)
@@ -197,11 +197,11 @@ t.test('with the revocation version held elsewhere (no peek, as in Redis), cache
   t.equal(await one.access.authenticateApiKey(created.key), undefined, 'revoked: refused here')
   t.equal(await two.authenticateApiKey(created.key), undefined, 'and on the other instance')
 
-  const ed = await one.access.createAccount({ username: 'ed', password: 'correct horse battery', role: 'editor' })
+  const ed = await one.access.createAccount(SETUP_ACTOR, { username: 'ed', password: 'correct horse battery', role: 'editor' })
   const subject = { accountId: ed.id, tokenVersion: 0 }
   t.match(await two.authenticateToken(subject), { kind: 'account', id: ed.id }, 'a token, cached on instance two')
   t.match(await two.authenticateToken(subject), { kind: 'account', id: ed.id }, 'then from the cache')
-  await one.access.updateAccount(ed.id, { role: 'viewer' })
+  await one.access.updateAccount(SETUP_ACTOR, ed.id, { role: 'viewer' })
   t.equal(await two.authenticateToken(subject), undefined, 'a new role ends the token there at once')
 })
 
@@ -298,25 +298,25 @@ t.test('entries cached before an outage of the revocation version are not truste
 
 t.test('two admins demoting each other at once leave one admin: the rule holds inside the transaction', async (t) => {
   const { access, ports } = setup()
-  const [ada, bob] = [await access.createAccount({ username: 'ada', password: 'correct horse battery', role: 'admin' }), await access.createAccount({ username: 'bob', password: 'correct horse battery', role: 'admin' })]
-  const outcomes = await Promise.allSettled([access.updateAccount(ada.id, { role: 'viewer' }), access.updateAccount(bob.id, { disabled: true })])
+  const [ada, bob] = [await access.createAccount(SETUP_ACTOR, { username: 'ada', password: 'correct horse battery', role: 'admin' }), await access.createAccount(SETUP_ACTOR, { username: 'bob', password: 'correct horse battery', role: 'admin' })]
+  const outcomes = await Promise.allSettled([access.updateAccount(SETUP_ACTOR, ada.id, { role: 'viewer' }), access.updateAccount(SETUP_ACTOR, bob.id, { disabled: true })])
   t.same(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected'])
   t.match(outcomes.find((o) => o.status === 'rejected'), { reason: { code: 'LAST_ADMIN' } })
   const admins = (await ports.accounts.list({ limit: 10 })).filter((a) => a.role === 'admin' && !a.disabled)
   t.equal(admins.length, 1)
-  await t.rejects(access.deleteAccount(admins[0]!.id), { code: 'LAST_ADMIN' })
+  await t.rejects(access.deleteAccount(SETUP_ACTOR, admins[0]!.id), { code: 'LAST_ADMIN' })
 })
 
 t.test('a token version goes up with a new role or password and with disabling, not with enabling or no change', async (t) => {
   const { access, ports } = setup()
-  const vera = await access.createAccount({ username: 'vera', password: 'correct horse battery', role: 'viewer' })
+  const vera = await access.createAccount(SETUP_ACTOR, { username: 'vera', password: 'correct horse battery', role: 'viewer' })
   const version = async () => (await ports.accounts.findById(vera.id))!.tokenVersion
-  const steps: Array<[Parameters<typeof access.updateAccount>[1], number]> = [
+  const steps: Array<[Parameters<typeof access.updateAccount>[2], number]> = [
     [{}, 0], [{ role: 'viewer' }, 0], [{ role: 'editor' }, 1], [{ password: 'another fine password' }, 2],
     [{ disabled: true }, 3], [{ disabled: true }, 3], [{ disabled: false }, 3]
   ]
   for (const [changes, expected] of steps) {
-    await access.updateAccount(vera.id, changes)
+    await access.updateAccount(SETUP_ACTOR, vera.id, changes)
     t.equal(await version(), expected, JSON.stringify(changes))
   }
   await access.changePassword(vera.id, { currentPassword: 'another fine password', newPassword: 'and yet another one' })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createUseCases, IDEMPOTENCY, type Clock, type IdempotentRequest, type Person } from '@people-service/domain'
-import { createInMemoryPorts, inMemoryMessageEvents } from '@people-service/domain/testing'
+import { createInMemoryPorts, inMemoryMessageEvents, SETUP_ACTOR } from '@people-service/domain/testing'
 
 /*
  * The rules of Idempotency-Key, at the use case: what runs, what is answered
@@ -33,11 +33,11 @@ const gate = () => {
 
 t.test('a repeat gets the first answer and runs nothing; another caller\'s same key is another key', async (t) => {
   const { useCases } = setup()
-  const first = await useCases.createPersonOnce(request(), { name: 'Ada' }, record)
+  const first = await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
   t.equal(first.replayed, false)
   const id = first.replayed ? '' : first.result.id
-  t.same(await useCases.createPersonOnce(request(), { name: 'Ada' }, record), { replayed: true, response: JSON.stringify({ id }) })
-  const other = await useCases.createPersonOnce(request({ scope: 'caller-2' }), { name: 'Ada' }, record)
+  t.same(await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record), { replayed: true, response: JSON.stringify({ id }) })
+  const other = await useCases.createPersonOnce(SETUP_ACTOR, request({ scope: 'caller-2' }), { name: 'Ada' }, record)
   t.equal(other.replayed, false)
   t.equal((await useCases.listPeople()).items.length, 2, 'one person per caller')
 })
@@ -47,13 +47,13 @@ t.test('the same key for another request is IDEMPOTENCY_KEY_REUSED, whether the 
   const held = gate()
   // A transaction ahead of the first run's keeps it running until the gate opens.
   const ahead = ports.unitOfWork.run(async () => { await held.opened })
-  const running = useCases.createPersonOnce(request(), { name: 'Ada' }, record)
+  const running = useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
   await new Promise((resolve) => setImmediate(resolve))
-  await t.rejects(useCases.createPersonOnce(request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record), { code: 'IDEMPOTENCY_KEY_REUSED' })
+  await t.rejects(useCases.createPersonOnce(SETUP_ACTOR, request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record), { code: 'IDEMPOTENCY_KEY_REUSED' })
   held.open()
   await ahead
   t.equal((await running).replayed, false)
-  await t.rejects(useCases.createPersonOnce(request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record), { code: 'IDEMPOTENCY_KEY_REUSED' })
+  await t.rejects(useCases.createPersonOnce(SETUP_ACTOR, request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record), { code: 'IDEMPOTENCY_KEY_REUSED' })
   t.same((await useCases.listPeople()).items.map((p) => p.name), ['Ada'])
 })
 
@@ -62,31 +62,31 @@ t.test('a repeat while the first runs is IDEMPOTENCY_KEY_IN_USE; once it answers
   const held = gate()
   // The first run holds its transaction until the gate opens.
   const slow = ports.unitOfWork.run(async () => { await held.opened })
-  const first = useCases.createPersonOnce(request(), { name: 'Ada' }, record)
+  const first = useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
   await new Promise((resolve) => setImmediate(resolve))
-  await t.rejects(useCases.createPersonOnce(request(), { name: 'Ada' }, record), { code: 'IDEMPOTENCY_KEY_IN_USE' })
+  await t.rejects(useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record), { code: 'IDEMPOTENCY_KEY_IN_USE' })
   held.open()
   await slow
   const answered = await first
   t.equal(answered.replayed, false)
-  t.equal((await useCases.createPersonOnce(request(), { name: 'Ada' }, record)).replayed, true)
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)).replayed, true)
   t.equal((await useCases.listPeople()).items.length, 1)
 })
 
 t.test('a failed run gives its key up: the repeat runs anew', async (t) => {
   const { useCases } = setup()
-  const send = { personId: '01a1fe78-fcb4-7000-a350-7afc4e244c67', text: 'hello', senderId: 'caller-1' }
+  const send = { personId: '01a1fe78-fcb4-7000-a350-7afc4e244c67', text: 'hello' }
   const message = (m: { id: string }) => m.id
-  await t.rejects(useCases.sendMessageOnce(request(), send, message), { code: 'PERSON_NOT_FOUND' })
-  await t.rejects(useCases.sendMessageOnce(request(), send, message), { code: 'PERSON_NOT_FOUND' }, 'run again, not 409 nor replayed')
+  await t.rejects(useCases.sendMessageOnce(SETUP_ACTOR, request(), send, message), { code: 'PERSON_NOT_FOUND' })
+  await t.rejects(useCases.sendMessageOnce(SETUP_ACTOR, request(), send, message), { code: 'PERSON_NOT_FOUND' }, 'run again, not 409 nor replayed')
 })
 
 t.test('a message is stored and announced once, however often it is repeated', async (t) => {
   const { events, useCases } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
-  const send = { personId: ada.id, text: 'hello', senderId: 'caller-1' }
-  const first = await useCases.sendMessageOnce(request(), send, (m) => m.id)
-  const again = await useCases.sendMessageOnce(request(), send, (m) => m.id)
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
+  const send = { personId: ada.id, text: 'hello' }
+  const first = await useCases.sendMessageOnce(SETUP_ACTOR, request(), send, (m) => m.id)
+  const again = await useCases.sendMessageOnce(SETUP_ACTOR, request(), send, (m) => m.id)
   t.same(again, { replayed: true, response: first.replayed ? '' : first.result.id })
   t.equal((await useCases.listInbox(ada.id)).items.length, 1)
   t.equal(events.sent.length, 1, 'subscribers heard of it once')
@@ -102,10 +102,10 @@ t.test('a claim left by a run that died holds its key until its lease passes; th
     lockedUntil: new Date(now.getTime() + IDEMPOTENCY.leaseMs),
     expiresAt: new Date(now.getTime() + IDEMPOTENCY.retentionMs)
   }, now)
-  await t.rejects(useCases.createPersonOnce(request(), { name: 'Ada' }, record), { code: 'IDEMPOTENCY_KEY_IN_USE' })
+  await t.rejects(useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record), { code: 'IDEMPOTENCY_KEY_IN_USE' })
   clock.advance(IDEMPOTENCY.leaseMs)
-  t.equal((await useCases.createPersonOnce(request(), { name: 'Ada' }, record)).replayed, false, 'taken over and run')
-  t.equal((await useCases.createPersonOnce(request(), { name: 'Ada' }, record)).replayed, true)
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)).replayed, false, 'taken over and run')
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)).replayed, true)
   t.equal((await useCases.listPeople()).items.length, 1)
 })
 
@@ -114,25 +114,25 @@ t.test('a run whose key was taken over meanwhile stores nothing: exactly one per
   const held = gate()
   const ahead = ports.unitOfWork.run(async () => { await held.opened })
   // The first run has claimed its key, and stalls past its lease.
-  const first = useCases.createPersonOnce(request(), { name: 'Ada' }, record)
+  const first = useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
   await new Promise((resolve) => setImmediate(resolve))
   clock.advance(IDEMPOTENCY.leaseMs + 1)
-  const second = useCases.createPersonOnce(request(), { name: 'Ada' }, record)
+  const second = useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
   await new Promise((resolve) => setImmediate(resolve))
   held.open()
   await ahead
   await t.rejects(first, { code: 'IDEMPOTENCY_KEY_IN_USE' }, 'the stalled run lost its key, and undid its work')
   t.equal((await second).replayed, false, 'the run that took the key over created')
   t.equal((await useCases.listPeople()).items.length, 1, 'one person exists')
-  t.equal((await useCases.createPersonOnce(request(), { name: 'Ada' }, record)).replayed, true)
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)).replayed, true)
 })
 
 t.test('a key is remembered for 24 hours, then names a new request', async (t) => {
   const { clock, useCases } = setup()
-  await useCases.createPersonOnce(request(), { name: 'Ada' }, record)
+  await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
   clock.advance(IDEMPOTENCY.retentionMs - 1)
-  t.equal((await useCases.createPersonOnce(request(), { name: 'Ada' }, record)).replayed, true)
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)).replayed, true)
   clock.advance(1)
-  t.equal((await useCases.createPersonOnce(request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record)).replayed, false)
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record)).replayed, false)
   t.same((await useCases.listPeople()).items.map((p) => p.name).sort(), ['Ada', 'Grace'])
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { accountCaller, createAccessUseCases, createUseCases, uuidv7Generator, type Clock } from '@people-service/domain'
-import { createInMemoryPorts, fastPasswordHasher, inMemoryMessageEvents } from '@people-service/domain/testing'
+import { createInMemoryPorts, fastPasswordHasher, inMemoryMessageEvents, SETUP_ACTOR } from '@people-service/domain/testing'
 
 const fixedClock = (iso: string): Clock & { set(iso: string): void } => {
   let now = new Date(iso)
@@ -16,7 +16,7 @@ const setup = () => {
 
 t.test('createPerson fills the defaults and stamps both times', async (t) => {
   const { useCases } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
   t.match(ada, { name: 'Ada', age: null, email: null, address: null })
   t.same(ada.createdAt, new Date('2026-11-21T10:00:00.000Z'))
   t.same(ada.updatedAt, ada.createdAt)
@@ -41,42 +41,42 @@ t.test('createPerson rejects every broken invariant, naming the field', async (t
     [{ name: 'A', address: { street: '\ud83d' } }, 'address.street']
   ]
   for (const [input, field] of cases) {
-    await t.rejects(useCases.createPerson(input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 60))
+    await t.rejects(useCases.createPerson(SETUP_ACTOR, input as never), { code: 'VALIDATION_FAILED', field }, JSON.stringify(input).slice(0, 60))
   }
   t.same((await useCases.listPeople()).items, [], 'nothing was stored')
-  t.ok(await useCases.createPerson({ name: '😀'.repeat(200) }), '200 characters, not 200 code units')
+  t.ok(await useCases.createPerson(SETUP_ACTOR, { name: '😀'.repeat(200) }), '200 characters, not 200 code units')
   // 254 characters, 255 UTF-16 units: '𠮷' lies outside the BMP.
   const email = `𠮷@${'b'.repeat(248)}.org`
   t.equal([...email].length, 254)
-  t.ok(await useCases.createPerson({ name: 'A', email }), 'an e-mail address of 254 characters, not 254 code units')
+  t.ok(await useCases.createPerson(SETUP_ACTOR, { name: 'A', email }), 'an e-mail address of 254 characters, not 254 code units')
 })
 
 t.test('updatePerson keeps what is left out, clears what is null, merges the address', async (t) => {
   const { useCases, clock } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada', age: 36, email: 'ada@example.org', address: { street: '12 St James', city: 'London', country: 'UK' } })
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada', age: 36, email: 'ada@example.org', address: { street: '12 St James', city: 'London', country: 'UK' } })
   clock.set('2026-11-21T11:00:00.000Z')
-  const moved = await useCases.updatePerson(ada.id, { address: { city: 'Paris', country: null } })
+  const moved = await useCases.updatePerson(SETUP_ACTOR, ada.id, { address: { city: 'Paris', country: null } })
   t.same(moved.address, { street: '12 St James', city: 'Paris', country: null })
   t.equal(moved.age, 36)
   t.equal(moved.email, 'ada@example.org')
   t.same(moved.createdAt, ada.createdAt)
   t.same(moved.updatedAt, new Date('2026-11-21T11:00:00.000Z'))
-  const cleared = await useCases.updatePerson(ada.id, { email: null, address: null })
+  const cleared = await useCases.updatePerson(SETUP_ACTOR, ada.id, { email: null, address: null })
   t.equal(cleared.email, null)
   t.equal(cleared.address, null)
   t.same(await useCases.getPerson(ada.id), cleared)
-  await t.rejects(useCases.updatePerson(ada.id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
-  await t.rejects(useCases.updatePerson(ada.id, { age: 200 }), { code: 'VALIDATION_FAILED', field: 'age' })
+  await t.rejects(useCases.updatePerson(SETUP_ACTOR, ada.id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
+  await t.rejects(useCases.updatePerson(SETUP_ACTOR, ada.id, { age: 200 }), { code: 'VALIDATION_FAILED', field: 'age' })
   t.same(await useCases.getPerson(ada.id), cleared, 'a rejected update changes nothing')
 })
 
 t.test('an invalid patch is VALIDATION_FAILED before anyone is looked up, as an invalid message is', async (t) => {
   const { useCases } = setup()
   for (const id of [uuidv7Generator().next(), 'not-an-id']) {
-    await t.rejects(useCases.updatePerson(id, { age: 151 }), { code: 'VALIDATION_FAILED', field: 'age' })
-    await t.rejects(useCases.updatePerson(id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
-    await t.rejects(useCases.updatePerson(id, { address: { city: 'c'.repeat(201) } }), { code: 'VALIDATION_FAILED', field: 'address.city' })
-    await t.rejects(useCases.sendMessage({ personId: id, text: '', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+    await t.rejects(useCases.updatePerson(SETUP_ACTOR, id, { age: 151 }), { code: 'VALIDATION_FAILED', field: 'age' })
+    await t.rejects(useCases.updatePerson(SETUP_ACTOR, id, { name: null as never }), { code: 'VALIDATION_FAILED', field: 'name' })
+    await t.rejects(useCases.updatePerson(SETUP_ACTOR, id, { address: { city: 'c'.repeat(201) } }), { code: 'VALIDATION_FAILED', field: 'address.city' })
+    await t.rejects(useCases.sendMessage({ kind: 'account', id: 's' }, { personId: id, text: '' }), { code: 'VALIDATION_FAILED', field: 'text' })
   }
 })
 
@@ -85,56 +85,56 @@ t.test('unknown and malformed ids are PERSON_NOT_FOUND', async (t) => {
   const unknown = uuidv7Generator().next()
   for (const id of [unknown, 'not-an-id', '']) {
     await t.rejects(useCases.getPerson(id), { code: 'PERSON_NOT_FOUND' })
-    await t.rejects(useCases.updatePerson(id, { name: 'x' }), { code: 'PERSON_NOT_FOUND' })
-    await t.rejects(useCases.deletePerson(id), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.updatePerson(SETUP_ACTOR, id, { name: 'x' }), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.deletePerson(SETUP_ACTOR, id), { code: 'PERSON_NOT_FOUND' })
     await t.rejects(useCases.listFriends(id), { code: 'PERSON_NOT_FOUND' })
     await t.rejects(useCases.listInbox(id), { code: 'PERSON_NOT_FOUND' })
-    await t.rejects(useCases.sendMessage({ personId: id, text: 'hi', senderId: 's' }), { code: 'PERSON_NOT_FOUND' })
+    await t.rejects(useCases.sendMessage({ kind: 'account', id: 's' }, { personId: id, text: 'hi' }), { code: 'PERSON_NOT_FOUND' })
     await t.rejects(useCases.getMessage(id), { code: 'MESSAGE_NOT_FOUND' })
   }
 })
 
 t.test('friendship: mutual, idempotent, never with oneself', async (t) => {
   const { useCases } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
-  const bob = await useCases.createPerson({ name: 'Bob' })
-  await useCases.befriend(ada.id, bob.id)
-  await useCases.befriend(ada.id, bob.id)
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
+  const bob = await useCases.createPerson(SETUP_ACTOR, { name: 'Bob' })
+  await useCases.befriend(SETUP_ACTOR, ada.id, bob.id)
+  await useCases.befriend(SETUP_ACTOR, ada.id, bob.id)
   t.same((await useCases.listFriends(bob.id)).items, [{ id: ada.id, name: 'Ada' }])
-  await t.rejects(useCases.befriend(ada.id, ada.id), { code: 'SELF_FRIENDSHIP' })
-  await t.rejects(useCases.befriend(ada.id, uuidv7Generator().next()), { code: 'PERSON_NOT_FOUND' })
-  await useCases.unfriend(bob.id, ada.id)
-  await useCases.unfriend(bob.id, ada.id)
+  await t.rejects(useCases.befriend(SETUP_ACTOR, ada.id, ada.id), { code: 'SELF_FRIENDSHIP' })
+  await t.rejects(useCases.befriend(SETUP_ACTOR, ada.id, uuidv7Generator().next()), { code: 'PERSON_NOT_FOUND' })
+  await useCases.unfriend(SETUP_ACTOR, bob.id, ada.id)
+  await useCases.unfriend(SETUP_ACTOR, bob.id, ada.id)
   t.same((await useCases.listFriends(ada.id)).items, [])
   await t.rejects(useCases.listFriends(ada.id, { limit: 101 }), { code: 'VALIDATION_FAILED', field: 'limit' })
 })
 
 t.test('befriending or unfriending oneself is SELF_FRIENDSHIP whoever the id names, well formed or not', async (t) => {
   const { useCases } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
   for (const id of [ada.id, uuidv7Generator().next(), 'nobody', ada.id.toUpperCase()]) {
-    await t.rejects(useCases.befriend(id, id), { code: 'SELF_FRIENDSHIP' }, `befriend ${id}`)
-    await t.rejects(useCases.unfriend(id, id), { code: 'SELF_FRIENDSHIP' }, `unfriend ${id}`)
+    await t.rejects(useCases.befriend(SETUP_ACTOR, id, id), { code: 'SELF_FRIENDSHIP' }, `befriend ${id}`)
+    await t.rejects(useCases.unfriend(SETUP_ACTOR, id, id), { code: 'SELF_FRIENDSHIP' }, `unfriend ${id}`)
   }
 })
 
 t.test('deletePerson takes friendships and messages along', async (t) => {
   const { useCases } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
-  const bob = await useCases.createPerson({ name: 'Bob' })
-  await useCases.befriend(ada.id, bob.id)
-  const message = await useCases.sendMessage({ personId: ada.id, text: 'hi', senderId: 'x' })
-  await useCases.deletePerson(ada.id)
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
+  const bob = await useCases.createPerson(SETUP_ACTOR, { name: 'Bob' })
+  await useCases.befriend(SETUP_ACTOR, ada.id, bob.id)
+  const message = await useCases.sendMessage({ kind: 'account', id: 'x' }, { personId: ada.id, text: 'hi' })
+  await useCases.deletePerson(SETUP_ACTOR, ada.id)
   t.same((await useCases.listFriends(bob.id)).items, [])
   await t.rejects(useCases.getMessage(message.id), { code: 'MESSAGE_NOT_FOUND' })
-  await t.rejects(useCases.deletePerson(ada.id), { code: 'PERSON_NOT_FOUND' })
+  await t.rejects(useCases.deletePerson(SETUP_ACTOR, ada.id), { code: 'PERSON_NOT_FOUND' })
 })
 
 t.test('listPeople pages by cursor and filters by name', async (t) => {
   const { useCases } = setup()
   const names = ['Ada', 'Bob', 'Cy', 'Dee', 'Eve']
   const people = []
-  for (const name of names) people.push(await useCases.createPerson({ name }))
+  for (const name of names) people.push(await useCases.createPerson(SETUP_ACTOR, { name }))
   const first = await useCases.listPeople({ limit: 2 })
   t.same(first.items.map((p) => p.name), ['Ada', 'Bob'])
   t.type(first.next, 'string')
@@ -152,14 +152,14 @@ t.test('listPeople pages by cursor and filters by name', async (t) => {
 
 t.test('sendMessage validates, stores and publishes; the inbox is newest first', async (t) => {
   const { useCases, events, clock } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
-  await t.rejects(useCases.sendMessage({ personId: ada.id, text: '', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
-  await t.rejects(useCases.sendMessage({ personId: ada.id, text: 'x'.repeat(10_001), senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
-  await t.rejects(useCases.sendMessage({ personId: ada.id, text: 'hi \ud83d', senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
+  await t.rejects(useCases.sendMessage({ kind: 'account', id: 's' }, { personId: ada.id, text: '' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  await t.rejects(useCases.sendMessage({ kind: 'account', id: 's' }, { personId: ada.id, text: 'x'.repeat(10_001) }), { code: 'VALIDATION_FAILED', field: 'text' })
+  await t.rejects(useCases.sendMessage({ kind: 'account', id: 's' }, { personId: ada.id, text: 'hi \ud83d' }), { code: 'VALIDATION_FAILED', field: 'text' })
   const sent = []
   for (let i = 0; i < 3; i++) {
     clock.set(`2026-11-21T10:0${i}:00.000Z`)
-    sent.push(await useCases.sendMessage({ personId: ada.id, text: `m${i}`, senderId: 'caller-1' }))
+    sent.push(await useCases.sendMessage({ kind: 'account', id: 'caller-1' }, { personId: ada.id, text: `m${i}` }))
   }
   t.same(events.sent, sent, 'every sent message was published, in order')
   t.same(await useCases.getMessage(sent[0]!.id), sent[0])
@@ -174,11 +174,11 @@ const cursorOf = (key: unknown): string => Buffer.from(JSON.stringify(key)).toSt
 
 t.test('friends page by cursor: everyone once, each edge with its cursor, cursors only for their list', async (t) => {
   const { useCases } = setup()
-  const hub = await useCases.createPerson({ name: 'Hub' })
+  const hub = await useCases.createPerson(SETUP_ACTOR, { name: 'Hub' })
   const friends = []
   for (let i = 0; i < 7; i++) {
-    friends.push(await useCases.createPerson({ name: `Friend ${i}` }))
-    await useCases.befriend(hub.id, friends[i]!.id)
+    friends.push(await useCases.createPerson(SETUP_ACTOR, { name: `Friend ${i}` }))
+    await useCases.befriend(SETUP_ACTOR, hub.id, friends[i]!.id)
   }
   const seen = []
   let cursor: string | undefined
@@ -196,7 +196,7 @@ t.test('friends page by cursor: everyone once, each edge with its cursor, cursor
 
   const first = await useCases.listFriends(hub.id, { limit: 3 })
   t.same((await useCases.listFriends(hub.id, { limit: 2, cursor: first.cursors[0]! })).items.map((f) => f.name), ['Friend 1', 'Friend 2'], 'any friend\'s cursor resumes after them')
-  await useCases.deletePerson(friends[2]!.id)
+  await useCases.deletePerson(SETUP_ACTOR, friends[2]!.id)
   t.same((await useCases.listFriends(hub.id, { limit: 2, cursor: first.next! })).items.map((f) => f.name), ['Friend 3', 'Friend 4'], 'and still does once they are deleted')
   for (const forged of [first.next!.slice(1), cursorOf([`friends:${friends[0]!.id}`, '1']), cursorOf([`friends:${hub.id}`, 'x']), cursorOf([`friends:${hub.id}`, '1e3']), cursorOf([hub.id])]) {
     await t.rejects(useCases.listFriends(hub.id, { cursor: forged }), { code: 'INVALID_CURSOR' }, 'another list\'s cursor, or one never issued')
@@ -211,11 +211,11 @@ t.test('friends page by cursor: everyone once, each edge with its cursor, cursor
 
 t.test('inboxes page the same way one at a time and in a batch', async (t) => {
   const { useCases, clock } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
-  const bob = await useCases.createPerson({ name: 'Bob' })
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
+  const bob = await useCases.createPerson(SETUP_ACTOR, { name: 'Bob' })
   for (let i = 0; i < 5; i++) {
     clock.set(`2026-11-21T10:0${i}:00.000Z`)
-    await useCases.sendMessage({ personId: ada.id, text: `m${i}`, senderId: 's' })
+    await useCases.sendMessage({ kind: 'account', id: 's' }, { personId: ada.id, text: `m${i}` })
   }
   const pages = await useCases.pageInboxOfMany([ada.id, bob.id], 2)
   const single = await useCases.listInbox(ada.id, { limit: 2 })
@@ -235,11 +235,11 @@ t.test('uuidv7 ids are well formed and strictly increasing', async (t) => {
 
 t.test('batch reads answer every asked id, in one call, and check their limits', async (t) => {
   const { useCases } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada' })
-  const bob = await useCases.createPerson({ name: 'Bob' })
-  const cy = await useCases.createPerson({ name: 'Cy' })
-  await useCases.befriend(ada.id, bob.id)
-  await useCases.befriend(ada.id, cy.id)
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
+  const bob = await useCases.createPerson(SETUP_ACTOR, { name: 'Bob' })
+  const cy = await useCases.createPerson(SETUP_ACTOR, { name: 'Cy' })
+  await useCases.befriend(SETUP_ACTOR, ada.id, bob.id)
+  await useCases.befriend(SETUP_ACTOR, ada.id, cy.id)
   const unknown = uuidv7Generator().next()
 
   const people = await useCases.getPeopleByIds([ada.id, unknown, 'not-an-id', ada.id])
@@ -254,8 +254,8 @@ t.test('batch reads answer every asked id, in one call, and check their limits',
   t.same((await useCases.listFriendsOfMany([ada.id], 0)).get(ada.id), [])
   await t.rejects(useCases.listFriendsOfMany([ada.id], 101), { code: 'VALIDATION_FAILED', field: 'limit' })
 
-  const first = await useCases.sendMessage({ personId: ada.id, text: 'one', senderId: 's' })
-  const second = await useCases.sendMessage({ personId: ada.id, text: 'two', senderId: 's' })
+  const first = await useCases.sendMessage({ kind: 'account', id: 's' }, { personId: ada.id, text: 'one' })
+  const second = await useCases.sendMessage({ kind: 'account', id: 's' }, { personId: ada.id, text: 'two' })
   const inboxes = await useCases.listInboxOfMany([ada.id, bob.id, unknown], 5)
   t.same(inboxes.get(ada.id)?.map((m) => m.id), [second.id, first.id], 'newest first')
   t.same(inboxes.get(bob.id), [])
@@ -291,25 +291,25 @@ t.test('text holding U+0000 is refused or matches nothing, and never reaches a r
   const useCases = createUseCases(ports)
   const access = createAccessUseCases(ports)
   const nul = 'a\u0000b'
-  const ada = await useCases.createPerson({ name: 'Ada' })
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
 
   for (const [input, field] of [
     [{ name: nul }, 'name'],
     [{ name: 'A', email: `${nul}@example.org` }, 'email'],
     [{ name: 'A', address: { city: nul } }, 'address.city']
   ] as const) {
-    await t.rejects(useCases.createPerson(input), { code: 'VALIDATION_FAILED', field }, field)
+    await t.rejects(useCases.createPerson(SETUP_ACTOR, input), { code: 'VALIDATION_FAILED', field }, field)
   }
-  await t.rejects(useCases.updatePerson(ada.id, { name: nul }), { code: 'VALIDATION_FAILED', field: 'name' })
-  await t.rejects(useCases.sendMessage({ personId: ada.id, text: nul, senderId: 's' }), { code: 'VALIDATION_FAILED', field: 'text' })
+  await t.rejects(useCases.updatePerson(SETUP_ACTOR, ada.id, { name: nul }), { code: 'VALIDATION_FAILED', field: 'name' })
+  await t.rejects(useCases.sendMessage({ kind: 'account', id: 's' }, { personId: ada.id, text: nul }), { code: 'VALIDATION_FAILED', field: 'text' })
 
   t.same(await useCases.listPeople({ name: nul }), { items: [] })
   await t.rejects(useCases.listPeople({ cursor: Buffer.from(JSON.stringify([nul])).toString('base64url') }), { code: 'INVALID_CURSOR' })
-  const byPersonId: Array<(id: string) => Promise<unknown>> = [useCases.getPerson, useCases.deletePerson, useCases.listFriends, useCases.listInbox]
+  const byPersonId: Array<(id: string) => Promise<unknown>> = [useCases.getPerson, (id) => useCases.deletePerson(SETUP_ACTOR, id), useCases.listFriends, useCases.listInbox]
   for (const read of byPersonId) await t.rejects(read(nul), { code: 'PERSON_NOT_FOUND' })
   await t.rejects(useCases.getMessage(nul), { code: 'MESSAGE_NOT_FOUND' })
 
-  const admin = accountCaller(await access.createAccount({ username: 'root', password: 'correct horse battery', role: 'admin' }))
+  const admin = accountCaller(await access.createAccount(SETUP_ACTOR, { username: 'root', password: 'correct horse battery', role: 'admin' }))
   await t.rejects(access.createApiKey(admin, { name: nul }), { code: 'VALIDATION_FAILED', field: 'name' })
   await t.rejects(access.createApiKey(admin, { name: 'key \ud83d' }), { code: 'VALIDATION_FAILED', field: 'name' }, 'a lone surrogate, as in every stored text')
   await t.rejects(access.logIn(`root${nul}`, 'correct horse battery'), { code: 'INVALID_CREDENTIALS' })
@@ -317,9 +317,9 @@ t.test('text holding U+0000 is refused or matches nothing, and never reaches a r
 
 t.test('projectPerson and projectPeople answer as getPerson and listPeople, as JSON shaped by the selection', async (t) => {
   const { useCases } = setup()
-  const ada = await useCases.createPerson({ name: 'Ada', age: 36, address: { city: 'London' } })
-  const bob = await useCases.createPerson({ name: 'Bob' })
-  await useCases.befriend(ada.id, bob.id)
+  const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada', age: 36, address: { city: 'London' } })
+  const bob = await useCases.createPerson(SETUP_ACTOR, { name: 'Bob' })
+  await useCases.befriend(SETUP_ACTOR, ada.id, bob.id)
   const selection = [
     { kind: 'field', key: 'who', field: 'name' },
     { kind: 'address', key: 'address', selection: [{ kind: 'field', key: 'city', field: 'city' }] },
@@ -341,7 +341,7 @@ t.test('listPeopleJson answers the JSON of the page listPeople gives, with the s
   const ports = createInMemoryPorts({ clock, events: inMemoryMessageEvents() })
   const { listJson: _built, ...withoutJson } = ports.people
   const variants = { built: createUseCases(ports), serialized: createUseCases({ ...ports, people: withoutJson }) }
-  for (const name of ['Ada Lovelace', 'Grace "Amazing" Hopper', 'Alan Turing', 'Adele Goldberg']) await variants.built.createPerson({ name })
+  for (const name of ['Ada Lovelace', 'Grace "Amazing" Hopper', 'Alan Turing', 'Adele Goldberg']) await variants.built.createPerson(SETUP_ACTOR, { name })
   for (const [variant, useCases] of Object.entries(variants)) {
     for (const input of [{}, { limit: 2 }, { limit: 1, name: 'ad' }, { name: 'nobody' }, { name: 'a\u0000' }]) {
       let cursor: string | undefined

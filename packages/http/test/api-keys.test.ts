@@ -1,3 +1,4 @@
+import { SETUP_ACTOR } from '@people-service/domain/testing'
 import t from 'tap'
 import { ADA, apiKeyOf, build, forgedCursor, loginAs, nextLink, PASSWORD } from './helper.js'
 
@@ -32,7 +33,7 @@ t.test('a message sent with a key or a token records that key or account as its 
   const key = await apiKeyOf(app, admin, { scopes: ['messages:send'] })
   const byKey = await app.inject({ method: 'POST', url: '/message', headers: { 'x-api-key': key['x-api-key'] }, payload: { personId: person.id, text: 'from a key' } })
   t.equal(byKey.json().senderId, key.id)
-  const account = await app.access.useCases.createAccount({ username: 'sender', password: PASSWORD, role: 'editor' })
+  const account = await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'sender', password: PASSWORD, role: 'editor' })
   const token = (await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'sender', password: PASSWORD } })).json().access_token
   const byAccount = await app.inject({ method: 'POST', url: '/message', headers: { authorization: `Bearer ${token}` }, payload: { personId: person.id, text: 'from an account' } })
   t.equal(byAccount.json().senderId, account.id)

@@ -1,3 +1,4 @@
+import { SETUP_ACTOR } from '@people-service/domain/testing'
 import t from 'tap'
 import { SCOPES, type Scope } from '@people-service/domain'
 import { POLICY, type Operation } from '@people-service/http'
@@ -28,7 +29,7 @@ const fixtureOf = async (app: FastifyInstance, admin: Headers): Promise<Fixture>
   await app.inject({ method: 'PUT', url: `/person/${person.id}/friends/${friend.id}`, headers: admin })
   const message = await post('/message', { personId: person.id, text: `${marker} message` })
   const key = await apiKeyOf(app, admin, { scopes: ['people:read'] })
-  const account = await app.access.useCases.createAccount({ username: `target-${fixtures}`, password: PASSWORD, role: 'viewer' })
+  const account = await app.access.useCases.createAccount(SETUP_ACTOR, { username: `target-${fixtures}`, password: PASSWORD, role: 'viewer' })
   // Webhooks carry no person: the routes are asked about one that may or may not exist.
   const webhook = (await app.inject({ method: 'GET', url: '/webhooks', headers: admin })).json<Array<{ id: string }>>()[0]?.id ?? '0192f6c7-3333-7000-8000-000000000003'
   return { person: person.id, friend: friend.id, message: message.id, key: key.id, account: account.id, webhook, marker }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import tap from 'tap'
-import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { createInMemoryPorts, fastPasswordHasher, SETUP_ACTOR } from '@people-service/domain/testing'
 import { aesGcmWebhookSecretBox, anyWebhookDestination, localKeyRevocations, noMessageEvents, systemClock, uuidv7Generator, type Person, type Ports, type Role } from '@people-service/domain'
 import { buildApp, inProcessMessageBus, type AccessOptions, type AppOptions } from '@people-service/http'
 import { createDatabase, createRepositories, migrateToLatest, type DatabaseHandle, type Repositories } from '@people-service/infra'
@@ -34,7 +34,7 @@ const NO_PRESSURE = { maxEventLoopDelay: 0 }
 
 /** Creates an account with a role and logs it in the way a client would. */
 export const loginAs = async (app: FastifyInstance, role: Role, username = `${role}-${++accounts}`): Promise<Headers> => {
-  await app.access.useCases.createAccount({ username, password: PASSWORD, role })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username, password: PASSWORD, role })
   const response = await app.inject({ method: 'POST', url: '/auth/login', payload: { username, password: PASSWORD } })
   if (response.statusCode !== 200) throw new Error(`login failed: ${response.body}`)
   return { authorization: `Bearer ${response.json<{ access_token: string }>().access_token}` }

@@ -1,11 +1,11 @@
 import t from 'tap'
 import { scryptPasswordHasher } from '@people-service/domain'
-import { createInMemoryPorts } from '@people-service/domain/testing'
+import { createInMemoryPorts, SETUP_ACTOR } from '@people-service/domain/testing'
 import { build, PASSWORD } from './helper.js'
 
 t.test('login returns a bearer token that authenticates later requests', async (t) => {
   const { app } = await build(t)
-  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   const response = await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: PASSWORD } })
   t.equal(response.statusCode, 200)
   t.equal(response.headers['cache-control'], 'no-store')
@@ -20,7 +20,7 @@ t.test('login returns a bearer token that authenticates later requests', async (
 
 t.test('an unknown user and a wrong password get the same 401', async (t) => {
   const { app } = await build(t)
-  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   const wrong = await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: 'not the password' } })
   const unknown = await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'nobody', password: PASSWORD } })
   t.equal(wrong.statusCode, 401)
@@ -35,7 +35,7 @@ t.test('an unknown user and a wrong password get the same 401', async (t) => {
 t.test('a password is compared as sent: lone surrogates do not stand in for U+FFFD', async (t) => {
   const { app } = await build(t)
   const replacement = '\uFFFD'.repeat(15)
-  await app.access.useCases.createAccount({ username: 'ada', password: replacement, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: replacement, role: 'viewer' })
   const login = (password: string) => app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password } })
   t.equal((await login(replacement)).statusCode, 200)
   // Hashed as UTF-8, each lone surrogate became U+FFFD: these had logged in.
@@ -47,7 +47,7 @@ t.test('a password is compared as sent: lone surrogates do not stand in for U+FF
 
 t.test('an unknown user and a wrong password cost comparable work (real scrypt parameters)', async (t) => {
   const { app } = await build(t, { ports: createInMemoryPorts({ passwords: scryptPasswordHasher() }) })
-  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   // The work a login costs, in CPU time of the whole process (scrypt runs on
   // libuv's pool): what an attacker's clock measures on an idle server, and
   // unlike wall time it does not swing when other processes share the cores.

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { accountCaller, ROLES, SCOPES_OF_ROLE, type Ports, type Role, type Scope } from '@people-service/domain'
-import type { inMemoryWebhookRepository } from '@people-service/domain/testing'
+import { SETUP_ACTOR, type inMemoryWebhookRepository } from '@people-service/domain/testing'
 import { authorize, GRAPHQL_FIELD_OPERATIONS, POLICY, type Operation } from '@people-service/http'
 import type { FastifyInstance } from 'fastify'
 import { ADA, apiKeyOf, build, clientOf, getGraphQL, graphql, loginAs, PASSWORD, postGraphQL, type Headers } from './helper.js'
@@ -93,7 +93,7 @@ const fixture = async (app: FastifyInstance, ports: Ports, admin: Headers, keyOw
   await app.inject({ method: 'PUT', url: `/person/${person.id}/friends/${friend.id}`, headers: admin })
   const message = await post('/message', { personId: person.id, text: 'hi' })
   const key = await apiKeyOf(app, keyOwner, { scopes: ['people:read'] })
-  const account = await app.access.useCases.createAccount({ username: `target-${++users}`, password: PASSWORD, role: 'viewer' })
+  const account = await app.access.useCases.createAccount(SETUP_ACTOR, { username: `target-${++users}`, password: PASSWORD, role: 'viewer' })
   return { person: person.id, friend: friend.id, message: message.id, key: key.id, account: account.id, ...await webhookFixture(ports) }
 }
 

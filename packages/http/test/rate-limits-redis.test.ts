@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { createInMemoryPorts, fastPasswordHasher, SETUP_ACTOR } from '@people-service/domain/testing'
 import { connectRedis, openRedis, type Redis } from '@people-service/infra'
 import { skipWithoutRedis, testRedisUrl, type Teardown } from '@people-service/infra/testing'
 import { apiKeyOf, budgetOf, build, loginAs, PASSWORD, weightedRoutes } from './helper.js'
@@ -80,7 +80,7 @@ t.test('through Redis, a key and its account pay together or not at all, across 
 
 t.test('through Redis, the password checks of one username are counted across instances', { skip: skipWithoutRedis }, async (t) => {
   const { one, two } = await twoInstances(t, 1000)
-  await one.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await one.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   const login = (app: typeof one) => app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: PASSWORD } })
   // The default login limit: 10 failures, 5 × 10 = 50 checks per username.
   const statuses: number[] = []

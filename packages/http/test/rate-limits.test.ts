@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { PasswordHasher } from '@people-service/domain'
-import { createInMemoryPorts, fastPasswordHasher } from '@people-service/domain/testing'
+import { createInMemoryPorts, fastPasswordHasher, SETUP_ACTOR } from '@people-service/domain/testing'
 import { apiKeyOf, budgetOf, build, loginAs, PASSWORD, weightedRoutes } from './helper.js'
 
 t.test('two callers: one exhausts its budget, the other is unaffected', async (t) => {
@@ -77,7 +77,7 @@ t.test('the RateLimit headers show the budget closer to running out, the key\'s 
 t.test('successful logins are not counted as failures: a busy office behind one address never locks itself out', async (t) => {
   const { app } = await build(t, { access: { limits: { loginMax: 2, loginWindowMs: 60_000 } } })
   const people = ['ada', 'grace', 'edsger', 'barbara', 'alan', 'margaret', 'donald', 'frances', 'john', 'radia', 'ken', 'dennis']
-  for (const username of people) await app.access.useCases.createAccount({ username, password: PASSWORD, role: 'viewer' })
+  for (const username of people) await app.access.useCases.createAccount(SETUP_ACTOR, { username, password: PASSWORD, role: 'viewer' })
   const statuses: number[] = []
   for (let round = 0; round < 2; round++) {
     for (const username of people) {
@@ -96,7 +96,7 @@ t.test('every password check is paid for by its username: one account logging in
   const counting: PasswordHasher = { ...hasher, decoyHash: hasher.decoyHash, verify: async (password, hash) => { verifications++; return hasher.verify(password, hash) } }
   // loginMax 2: 2 failures, and 5 × 2 = 10 checks, per username per window.
   const { app } = await build(t, { ports: createInMemoryPorts({ passwords: counting }), access: { limits: { loginMax: 2, loginWindowMs: 60_000 } } })
-  for (const username of ['ada', 'grace']) await app.access.useCases.createAccount({ username, password: PASSWORD, role: 'viewer' })
+  for (const username of ['ada', 'grace']) await app.access.useCases.createAccount(SETUP_ACTOR, { username, password: PASSWORD, role: 'viewer' })
   const attempt = (username: string, password = PASSWORD) => app.inject({ method: 'POST', url: '/auth/login', payload: { username, password } })
   verifications = 0
   t.equal((await attempt('ada', 'a wrong one')).statusCode, 401, 'a failure is a check too')
@@ -146,7 +146,7 @@ t.test('login guessing hits 429 per address and username, before any password is
   const hasher = fastPasswordHasher()
   const counting: PasswordHasher = { ...hasher, decoyHash: hasher.decoyHash, verify: async (password, hash) => { verifications++; return hasher.verify(password, hash) } }
   const { app } = await build(t, { ports: createInMemoryPorts({ passwords: counting }), access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
-  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   const attempt = (username: string, password: string) => app.inject({ method: 'POST', url: '/auth/login', payload: { username, password } })
   verifications = 0
   for (let i = 0; i < 3; i++) t.equal((await attempt('ada', `guess ${i}`)).statusCode, 401)
@@ -171,7 +171,7 @@ t.test('a burst of parallel guesses gets no more password checks than the budget
   const hasher = fastPasswordHasher()
   const counting: PasswordHasher = { ...hasher, decoyHash: hasher.decoyHash, verify: async (password, hash) => { verifications++; return hasher.verify(password, hash) } }
   const { app } = await build(t, { ports: createInMemoryPorts({ passwords: counting }), access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
-  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   verifications = 0
   const burst = await Promise.all(Array.from({ length: 20 }, (_, i) =>
     app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password: `guess ${i}` } })))
@@ -205,7 +205,7 @@ t.test('a login refused while another attempt still runs is told to retry in a s
     }
   }
   const { app } = await build(t, { ports: createInMemoryPorts({ passwords }), access: { limits: { loginMax: 1, loginWindowMs: 60_000 } } })
-  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   const attempt = async (password: string) => app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'ada', password } })
 
   holding = true
@@ -254,7 +254,7 @@ t.test('an IPv6 client buys no fresh login budget by moving to another address o
 
 t.test('guessing one username from many addresses is limited per username; other usernames still get answers', async (t) => {
   const { app } = await build(t, { access: { limits: { loginMax: 3, loginWindowMs: 60_000 } } })
-  await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'viewer' })
+  await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'viewer' })
   const attempt = (username: string, password: string, remoteAddress: string) =>
     app.inject({ method: 'POST', url: '/auth/login', payload: { username, password }, remoteAddress })
   const statuses: number[] = []

@@ -1,3 +1,4 @@
+import { SETUP_ACTOR } from '@people-service/domain/testing'
 import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { kidOf, TOKEN_DEFAULTS } from '@people-service/http'
@@ -19,7 +20,7 @@ const now = () => Math.floor(Date.now() / 1000)
 
 t.test('the token matrix: everything but a valid, pinned HS256 token is 401, never 500', async (t) => {
   const { app, admin: adminHeaders } = await build(t)
-  const { id: sub } = await app.access.useCases.createAccount({ username: 'ada', password: PASSWORD, role: 'editor' })
+  const { id: sub } = await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'ada', password: PASSWORD, role: 'editor' })
   const admin = (await app.access.authenticate({ authorization: adminHeaders.authorization })).id
   const kid = kidOf(TEST_JWT_SECRET)
   const header = { alg: 'HS256', typ: 'JWT', kid }
@@ -101,7 +102,7 @@ t.test('rotation: tokens of the previous secret are accepted by kid during the g
   const oldSecret = 'the-old-secret-that-was-in-use-until-today'
   const newSecret = 'the-new-secret-that-signs-every-new-token!'
   const during = await build(t, { access: { tokens: { secret: newSecret, previousSecret: oldSecret } } })
-  const someone = await during.app.access.useCases.createAccount({ username: 'someone', password: PASSWORD, role: 'viewer' })
+  const someone = await during.app.access.useCases.createAccount(SETUP_ACTOR, { username: 'someone', password: PASSWORD, role: 'viewer' })
   const claims = { sub: someone.id, tv: 0, iss: TOKEN_DEFAULTS.issuer, aud: TOKEN_DEFAULTS.audience, exp: now() + 600 }
   const oldToken = jwt({ alg: 'HS256', kid: kidOf(oldSecret) }, claims, (input) => hmac('HS256', oldSecret, input))
   const oldSecretNewKid = jwt({ alg: 'HS256', kid: kidOf(newSecret) }, claims, (input) => hmac('HS256', oldSecret, input))
@@ -129,7 +130,7 @@ t.test('issued tokens carry only what verification needs', async (t) => {
 
 t.test('a token checked a moment ago is refused once it expires: verified tokens are remembered only until their exp', async (t) => {
   const { app } = await build(t)
-  const { id: sub } = await app.access.useCases.createAccount({ username: 'brief', password: PASSWORD, role: 'viewer' })
+  const { id: sub } = await app.access.useCases.createAccount(SETUP_ACTOR, { username: 'brief', password: PASSWORD, role: 'viewer' })
   const exp = now() + 2
   const token = jwt({ alg: 'HS256', typ: 'JWT', kid: kidOf(TEST_JWT_SECRET) }, { sub, tv: 0, iss: TOKEN_DEFAULTS.issuer, aud: TOKEN_DEFAULTS.audience, exp },
     (input) => hmac('HS256', TEST_JWT_SECRET, input))

@@ -131,6 +131,28 @@ export interface WebhookRelayTable {
   position: number | string
 }
 
+/** One recorded change (migration 0015-event-log). */
+export interface EventTable {
+  /** Commit order; bigint on PostgreSQL, whose driver gives it as text. */
+  position: number | string
+  id: string
+  type: string
+  source: string
+  subject: string
+  time: Timestamp
+  actor_kind: string
+  actor_id: string
+  /** The event's data as JSON text. */
+  data: string
+}
+
+/** One row: the last position given and the last one pruned. */
+export interface EventSequenceTable {
+  id: number
+  last: number | string
+  pruned_through: number | string
+}
+
 export interface Database {
   person: PersonTable
   friendship: FriendshipTable
@@ -143,6 +165,8 @@ export interface Database {
   webhook: WebhookTable
   webhook_delivery: WebhookDeliveryTable
   webhook_relay: WebhookRelayTable
+  event: EventTable
+  event_sequence: EventSequenceTable
 }
 
 export type PersonRow = Selectable<PersonTable>

@@ -14,6 +14,7 @@ import { accountDeleting } from './migrations/0011-account-deleting.js'
 import { nameFinalSigma } from './migrations/0012-name-final-sigma.js'
 import { usernameKey } from './migrations/0013-username-key.js'
 import { personNameNfc } from './migrations/0014-person-name-nfc.js'
+import { eventLog } from './migrations/0015-event-log.js'
 import { webhooks } from './migrations/0017-webhooks.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
@@ -32,6 +33,7 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '0012-name-final-sigma': nameFinalSigma,
   '0013-username-key': usernameKey,
   '0014-person-name-nfc': personNameNfc,
+  '0015-event-log': eventLog(dialect),
   '0017-webhooks': webhooks(dialect)
 })
 

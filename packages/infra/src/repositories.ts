@@ -1,4 +1,4 @@
-import type { Ports } from '@people-service/domain'
+import { DEFAULT_EVENT_SOURCE, type Ports } from '@people-service/domain'
 import { kyselyAccountRepository } from './account/kysely-account.repository.js'
 import { kyselyApiKeyUsageRepository } from './api-key/kysely-api-key-usage.repository.js'
 import { kyselyApiKeyRepository } from './api-key/kysely-api-key.repository.js'
@@ -8,21 +8,31 @@ import { kyselyFriendshipRepository } from './friendship/kysely-friendship.repos
 import { kyselyMessageRepository } from './message/kysely-message.repository.js'
 import { kyselyPersonRepository } from './person/kysely-person.repository.js'
 import { sqlPersonProjections } from './person/sql-person-projections.js'
+import { eventWriter, kyselyChangeFeed } from './event/event-log.js'
 import { kyselyUnitOfWork } from './unit-of-work.js'
 import { kyselyWebhookRepository } from './webhook/kysely-webhook.repository.js'
 
-export type Repositories = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork' | 'webhooks'>
+export type Repositories = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork' | 'changeFeed' | 'webhooks'>
+
+export interface RepositoryOptions {
+  /** The CloudEvents `source` of the events recorded (EVENTS_SOURCE). */
+  eventSource?: string
+}
 
 /** The domain's storage ports over one database. */
-export const createRepositories = ({ db, dialect }: DatabaseHandle): Repositories => ({
-  people: kyselyPersonRepository(db, dialect),
-  friendships: kyselyFriendshipRepository(db, dialect),
-  projections: sqlPersonProjections(db, dialect),
-  messages: kyselyMessageRepository(db, dialect),
-  accounts: kyselyAccountRepository(db, dialect),
-  apiKeys: kyselyApiKeyRepository(db),
-  apiKeyUsage: kyselyApiKeyUsageRepository(db, dialect),
-  idempotency: kyselyIdempotencyRepository(db),
-  unitOfWork: kyselyUnitOfWork(db, dialect),
-  webhooks: kyselyWebhookRepository(db)
-})
+export const createRepositories = ({ db, dialect }: DatabaseHandle, { eventSource = DEFAULT_EVENT_SOURCE }: RepositoryOptions = {}): Repositories => {
+  const writeEvents = eventWriter(dialect, eventSource)
+  return {
+    people: kyselyPersonRepository(db, dialect, writeEvents),
+    friendships: kyselyFriendshipRepository(db, dialect),
+    projections: sqlPersonProjections(db, dialect),
+    messages: kyselyMessageRepository(db, dialect),
+    accounts: kyselyAccountRepository(db, dialect, undefined, writeEvents),
+    apiKeys: kyselyApiKeyRepository(db),
+    apiKeyUsage: kyselyApiKeyUsageRepository(db, dialect),
+    idempotency: kyselyIdempotencyRepository(db),
+    unitOfWork: kyselyUnitOfWork(db, dialect, writeEvents),
+    changeFeed: kyselyChangeFeed(db, dialect),
+    webhooks: kyselyWebhookRepository(db)
+  }
+}

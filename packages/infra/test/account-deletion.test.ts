@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { createAccessUseCases, uuidv7Generator, type Account, type ApiKey } from '@people-service/domain'
-import { createInMemoryPorts } from '@people-service/domain/testing'
+import { createInMemoryPorts, SETUP_ACTOR } from '@people-service/domain/testing'
 import { createRepositories, type DatabaseHandle } from '@people-service/infra'
 import { postgresDatabase, type Teardown } from '@people-service/infra/testing'
 import { kyselyAccountRepository } from '../src/account/kysely-account.repository.js'
@@ -61,7 +61,7 @@ for (const [name, open] of Object.entries(stores)) {
     const { useCases, ports, accounts, victim, left, othersIntact } = await world(await open(t))
     const before = await ports.revocations.version()
     const seen: Array<Account | undefined> = []
-    await useCases.deleteAccount(victim.id, { beforeNextStep: async () => { seen.push(await accounts.findById(victim.id)) } })
+    await useCases.deleteAccount(SETUP_ACTOR, victim.id, { beforeNextStep: async () => { seen.push(await accounts.findById(victim.id)) } })
     t.equal(await accounts.findById(victim.id), undefined, 'the account is gone')
     t.same(await left(), { keys: 0, usage: 0 }, 'with every key, revoked or not, and their usage')
     t.not(await ports.revocations.version(), before, 'the revocation was announced')
@@ -81,17 +81,17 @@ for (const [name, open] of Object.entries(stores)) {
     let asked = 0
     const stopping = async () => { if (++asked === 2) throw new Error('stopped') }
     if (name === 'postgres') {
-      await useCases.deleteAccount(victim.id, { beforeNextStep: stopping })
+      await useCases.deleteAccount(SETUP_ACTOR, victim.id, { beforeNextStep: stopping })
       t.equal(asked, 0, 'nothing to cut short: one transaction')
       t.equal(await accounts.findById(victim.id), undefined)
       return
     }
-    await t.rejects(useCases.deleteAccount(victim.id, { beforeNextStep: stopping }), { message: 'stopped' })
+    await t.rejects(useCases.deleteAccount(SETUP_ACTOR, victim.id, { beforeNextStep: stopping }), { message: 'stopped' })
     const halfway = await left()
     t.match(await accounts.findById(victim.id), { disabled: true, deleting: true }, 'still there, disabled, marked as being deleted')
-    await t.rejects(useCases.updateAccount(victim.id, { disabled: false }), { code: 'ACCOUNT_BEING_DELETED' }, 'no admin can enable it again')
+    await t.rejects(useCases.updateAccount(SETUP_ACTOR, victim.id, { disabled: false }), { code: 'ACCOUNT_BEING_DELETED' }, 'no admin can enable it again')
     t.ok(halfway.keys + halfway.usage > 0 && halfway.keys + halfway.usage < KEYS + KEYS * DAYS.length, `part of it went (${JSON.stringify(halfway)})`)
-    await useCases.deleteAccount(victim.id)
+    await useCases.deleteAccount(SETUP_ACTOR, victim.id)
     t.equal(await accounts.findById(victim.id), undefined)
     t.same(await left(), { keys: 0, usage: 0 })
     await othersIntact(t)
@@ -106,10 +106,10 @@ t.test('sqlite file: while its keys go, an account cannot be enabled again, nor 
   const meanwhile = async () => {
     if (++asked > 1) return
     for (const changes of [{ disabled: false }, { role: 'editor' as const }, { password: 'a new password of some length' }]) {
-      await useCases.updateAccount(victim.id, changes).then(() => refusals.push('changed'), (error: unknown) => refusals.push(error))
+      await useCases.updateAccount(SETUP_ACTOR, victim.id, changes).then(() => refusals.push('changed'), (error: unknown) => refusals.push(error))
     }
   }
-  await useCases.deleteAccount(victim.id, { beforeNextStep: meanwhile })
+  await useCases.deleteAccount(SETUP_ACTOR, victim.id, { beforeNextStep: meanwhile })
   t.equal(refusals.length, 3)
   t.ok(refusals.every((r) => r instanceof Error && 'code' in r && r.code === 'ACCOUNT_BEING_DELETED'), 'every change refused, 409 ACCOUNT_BEING_DELETED')
   t.equal(await accounts.findById(victim.id), undefined, 'the account is gone')
@@ -130,14 +130,14 @@ t.test('sqlite file: an account enabled again in the store while its keys go is 
     })
     announced = await ports.revocations.version()
   }
-  await t.rejects(useCases.deleteAccount(victim.id, { beforeNextStep: meanwhile }), { code: 'LAST_ADMIN' })
+  await t.rejects(useCases.deleteAccount(SETUP_ACTOR, victim.id, { beforeNextStep: meanwhile }), { code: 'LAST_ADMIN' })
   t.match(await accounts.findById(victim.id), { disabled: false, role: 'admin' }, 'the only enabled admin is not deleted')
 
   // Enabled again meanwhile, not the last admin: the deletion finishes, and is announced once more.
   await accounts.changeExclusively(async (tx) => tx.update({ ...bystander, disabled: false }))
   for (let i = 0; i < KEYS; i++) await apiKeys.insert(apiKey(victim.id))
   let enabledAgain = false
-  await useCases.deleteAccount(victim.id, {
+  await useCases.deleteAccount(SETUP_ACTOR, victim.id, {
     beforeNextStep: async () => {
       if (enabledAgain) return
       enabledAgain = true
@@ -158,7 +158,7 @@ t.test('sqlite file: an account of fewer keys than a step goes in the one transa
   await repositories.accounts.insert(small)
   for (let i = 0; i < 5; i++) await repositories.apiKeys.insert(apiKey(small.id))
   let asked = 0
-  await useCases.deleteAccount(small.id, { beforeNextStep: async () => { asked++ } })
+  await useCases.deleteAccount(SETUP_ACTOR, small.id, { beforeNextStep: async () => { asked++ } })
   t.equal(asked, 0)
   t.equal(await repositories.accounts.findById(small.id), undefined)
 })

@@ -40,7 +40,7 @@ t.test('postgres: a friendship written while another writer takes its rows in th
   const [a, b] = [person('A'), person('B')]
   for (const p of [a, b]) await people.insert(p)
   const [low, high] = [await pkOf(handle, a), await pkOf(handle, b)].sort((x, y) => x - y) as [number, number]
-  let adding: Promise<void> | undefined
+  let adding: Promise<boolean> | undefined
   // The other writer holds (high, low) while the request takes (low, high)
   // and waits for it, then asks for (low, high): PostgreSQL rolls one back.
   const other = handle.db.transaction().execute(async (trx) => {

@@ -1,5 +1,5 @@
 import {
-  createAccount, generatedPassword, localKeyRevocations, scryptPasswordHasher, systemClock, updateAccount, uuidv7Generator, type Account
+  insertAccount, generatedPassword, localKeyRevocations, scryptPasswordHasher, systemClock, updateAccount, uuidv7Generator, type Account
 } from '@people-service/domain'
 import { createDatabase, createRepositories, type DatabaseHandle } from '@people-service/infra'
 import { parseCommandLine, runCommand, UsageError } from './command-line.js'
@@ -35,7 +35,7 @@ const admins = async (handle: DatabaseHandle): Promise<Account[]> => {
   return found
 }
 
-const commands: Record<string, { args: number, run: (handle: DatabaseHandle, args: string[]) => Promise<string> }> = {
+const commands: Record<string, { args: number, run: (handle: DatabaseHandle, args: string[], eventSource: string) => Promise<string> }> = {
   list: {
     args: 0,
     async run (handle) {
@@ -46,15 +46,16 @@ const commands: Record<string, { args: number, run: (handle: DatabaseHandle, arg
   },
   recover: {
     args: 1,
-    async run (handle, [username]) {
-      const ports = { ...createRepositories(handle), passwords: scryptPasswordHasher(), revocations: localKeyRevocations(), clock: systemClock, ids: uuidv7Generator() }
+    async run (handle, [username], eventSource) {
+      const ports = { ...createRepositories(handle, { eventSource }), passwords: scryptPasswordHasher(), revocations: localKeyRevocations(), clock: systemClock, ids: uuidv7Generator() }
       const password = generatedPassword()
       const existing = await ports.accounts.findByUsername(username!)
       if (existing === undefined) {
-        const created = await createAccount(ports)({ username: username!, password, role: 'admin' })
+        // Made at the console: the account is its own actor in its event.
+        const created = await insertAccount(ports)({ username: username!, password, role: 'admin' }, (id) => ({ kind: 'account', id }))
         return `created the admin account "${created.username}" with the password ${password} (shown only this once)`
       }
-      await updateAccount(ports)(existing.id, { role: 'admin', disabled: false, password })
+      await updateAccount(ports)({ kind: 'account', id: existing.id }, existing.id, { role: 'admin', disabled: false, password })
       return `the account "${existing.username}" is an enabled admin again, with the password ${password} (shown only this once)`
     }
   }
@@ -74,7 +75,7 @@ const main = async (): Promise<void> => {
   const config = loadConfig()
   const database = createDatabase({ url: config.databaseUrl, poolSize: 1 })
   try {
-    process.stdout.write(`${await command.run(database, args)}\n`)
+    process.stdout.write(`${await command.run(database, args, config.eventSource)}\n`)
   } finally {
     await database.close()
   }

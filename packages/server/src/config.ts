@@ -1,6 +1,6 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
 import { CONNECTION_DEFAULTS, GRAPHQL_LIMITS, RESPONSE_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
-import { ACCOUNT_LIMITS, API_KEY_LIMITS } from '@people-service/domain'
+import { ACCOUNT_LIMITS, API_KEY_LIMITS, DEFAULT_EVENT_SOURCE } from '@people-service/domain'
 import { SQLITE_MAX_MMAP_MB } from '@people-service/infra'
 
 /** The service's configuration, read once from the environment (see the README's table). */
@@ -53,6 +53,10 @@ export interface Config {
   publicRateLimitMax: number
   /** Live API keys one account may own (MAX_KEYS_PER_ACCOUNT). */
   maxKeysPerAccount: number
+  /** The CloudEvents `source` of every event (EVENTS_SOURCE). */
+  eventSource: string
+  /** Days an event is kept (EVENTS_RETENTION_DAYS). */
+  eventRetentionDays: number
   /** 0: the login limit is off. */
   loginRateLimitMax: number
   loginRateLimitWindowMs: number
@@ -94,6 +98,14 @@ const integer = (env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `must be a whole number from ${min} to ${max}, not ${JSON.stringify(raw)}`)
   }
   return value
+}
+
+/** A CloudEvents `source`: a URI-reference, here any visible characters without spaces, at most 1,000. */
+const eventSource = (env: Env): string => {
+  const raw = env.EVENTS_SOURCE
+  if (raw === undefined || raw === '') return DEFAULT_EVENT_SOURCE
+  if (!/^[\x21-\x7e]{1,1000}$/.test(raw)) throw new ConfigError('EVENTS_SOURCE', 'must be a URI reference (visible ASCII, no spaces, at most 1,000 characters)')
+  return raw
 }
 
 const oneOf = <T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T => {
@@ -204,6 +216,8 @@ export const loadConfig = (env: Env = process.env): Config => {
     rateLimitWindowMs,
     publicRateLimitMax: rateLimitWindowMs === 0 ? 0 : integer(env, 'PUBLIC_RATE_LIMIT_MAX', 600, 0, 10_000_000),
     maxKeysPerAccount: integer(env, 'MAX_KEYS_PER_ACCOUNT', API_KEY_LIMITS.defaultMaxPerAccount, 1, 1_000_000),
+    eventSource: eventSource(env),
+    eventRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
     loginRateLimitMax: loginRateLimitWindowMs === 0 ? 0 : integer(env, 'LOGIN_RATE_LIMIT_MAX', 10, 0, 1_000_000),
     loginRateLimitWindowMs,
     redisUrl,

@@ -6,7 +6,7 @@ import {
 import { buildApp, inProcessMessageBus, LOG_SERIALIZERS, messageBusOver, REDACTED_LOG_PATHS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
 import {
   connectRedis, createRepositories, DISPATCHER_DEFAULTS, migrateToLatest, openRedis, ping, redisKeyRevocations, redisMessageEmitter, sharedSetting,
-  webhookDestinations, webhookDispatcher, type Redis
+  webhookDestinations, webhookDispatcher, webhookRelay, type Redis
 } from '@people-service/infra'
 import type { Config } from './config.js'
 import { defaultMaxConnections, openFileLimit } from './open-files.js'
@@ -89,7 +89,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     ? inProcessMessageBus()
     : messageBusOver(redisMessageEmitter(config.redisUrl, config.redisKeyPrefix, (error) => logger.warn?.('the subscription channel to Redis failed; reconnecting', error)))
   const ports = {
-    ...createRepositories(database),
+    ...createRepositories(database, { eventSource: config.eventSource }),
     passwords: options.passwords ?? scryptPasswordHasher(),
     revocations,
     clock: systemClock,
@@ -99,14 +99,24 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     webhookDestinations: webhookDestinations({ allowPrivate: config.webhookAllowPrivate })
   }
   // Attempts run beside the API; their log lines go through the app's logger once it exists.
-  const dispatcherLog = { warn: (object: Record<string, unknown>, message: string) => app.log.warn(object, message), error: (object: Record<string, unknown>, message: string) => app.log.error(object, message) }
+  const webhookLog = { warn: (object: Record<string, unknown>, message: string) => app.log.warn(object, message), error: (object: Record<string, unknown>, message: string) => app.log.error(object, message) }
   const dispatcher = webhookDispatcher({
     db: database.db,
     dialect: database.dialect,
     secrets: ports.webhookSecrets,
     clock: systemClock,
     settings: { ...DISPATCHER_DEFAULTS, ...config.webhookDelivery, allowPrivate: config.webhookAllowPrivate },
-    log: dispatcherLog
+    log: webhookLog
+  })
+  // The event log, turned into deliveries in its order; the dispatcher is woken for them.
+  const relay = webhookRelay({
+    db: database.db,
+    dialect: database.dialect,
+    clock: systemClock,
+    ids: ports.ids,
+    settings: { batch: 200, pollMs: config.webhookDelivery.pollMs, retryWindowMs: config.webhookDelivery.retryWindowMs },
+    onQueued: dispatcher.wake,
+    log: webhookLog
   })
   const app = await buildApp({
     ports,
@@ -156,6 +166,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   // onClose hooks run last-registered first, so this one runs before the
   // app's own: store the usage counted so far while the database is open.
   app.addHook('onClose', async () => {
+    await relay.stop()
     await dispatcher.stop()
     await app.access.useCases.usageMeter.flush().catch((error: unknown) => {
       app.log.error({ err: error }, 'could not store the last API key usage counts before closing')
@@ -198,6 +209,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     await app.close()
     throw error
   }
+  relay.start()
   dispatcher.start()
   return { app, close: () => app.close() }
 }

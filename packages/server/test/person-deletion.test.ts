@@ -41,8 +41,8 @@ const seeded = async (t: Teardown): Promise<World> => {
   const text = 'x'.repeat(1000)
   await inBatches([...Array.from({ length: MESSAGES }, () => message(big!, text)), ...Array.from({ length: MESSAGES / 10 }, () => message(other!, text))],
     (m) => messages.insert(m))
-  await inBatches(everyone, (id) => friendships.add(big!, id, new Date()))
-  await inBatches(everyone.slice(0, FRIENDS / 10), (id) => friendships.add(other!, id, new Date()))
+  await inBatches(everyone, async (id) => { await friendships.add(big!, id, new Date()) })
+  await inBatches(everyone.slice(0, FRIENDS / 10), async (id) => { await friendships.add(other!, id, new Date()) })
   const [messageToBig, messageToOther, kept] = [message(big!, 'to big'), message(other!, 'to other'), message(everyone[0]!, 'to the friend')]
   for (const m of [messageToBig, messageToOther, kept]) await messages.insert(m)
   await handle.close()

@@ -1,3 +1,4 @@
+import type { ChangeLog } from '../change/change-event.js'
 import type { Account } from './account.js'
 
 /** Port: where accounts are kept. */
@@ -26,6 +27,8 @@ export interface AccountRepository {
 
 /** What a transaction of `changeExclusively` may read and write. */
 export interface AccountChangeSet {
+  /** Throws USERNAME_TAKEN when an account of that name exists. */
+  insert(account: Account): Promise<void>
   findById(id: string): Promise<Account | undefined>
   countEnabledAdmins(): Promise<number>
   /** Stores role, disabled, password hash and token version of an existing account. */
@@ -38,4 +41,6 @@ export interface AccountChangeSet {
    * `shedKeys` first, then `delete` again.
    */
   delete(id: string): Promise<boolean>
+  /** The events of the transaction's changes: they commit with them. */
+  changes: ChangeLog
 }

@@ -21,10 +21,10 @@ export interface FriendsQuery {
  * both directions at once; a half-written friendship must never be visible.
  */
 export interface FriendshipRepository {
-  /** Idempotent. Throws PERSON_NOT_FOUND when either person does not exist. */
-  add(personId: string, friendId: string, since: Date): Promise<void>
-  /** Idempotent. */
-  remove(personId: string, friendId: string): Promise<void>
+  /** Idempotent: true when the friendship is new. Throws PERSON_NOT_FOUND when either person does not exist. */
+  add(personId: string, friendId: string, since: Date): Promise<boolean>
+  /** Idempotent: true when there was a friendship to end. */
+  remove(personId: string, friendId: string): Promise<boolean>
   /**
    * Friends of one person in creation order (the order of their ids, which
    * are time-ordered; a store may keep its own creation sequence), at most `limit`.

@@ -1,3 +1,4 @@
+import type { ChangeEvent } from '../change/change-event.js'
 import type { Person, PersonSummary } from './person.js'
 
 export interface ListPeopleQuery {
@@ -63,7 +64,8 @@ export interface PersonRepository {
    * `expectedVersion` with the first step, then goes on to the end,
    * awaiting `beforeNextStep` before each step after the first. A rejection
    * stops it with that error, the person still there with fewer messages
-   * or friends; deleting again finishes it.
+   * or friends; deleting again finishes it. `events` are recorded in the
+   * transaction that deletes the person's row, and only if it does.
    */
-  delete(id: string, expectedVersion?: number, beforeNextStep?: () => Promise<void>): Promise<boolean>
+  delete(id: string, expectedVersion?: number, beforeNextStep?: () => Promise<void>, events?: readonly ChangeEvent[]): Promise<boolean>
 }

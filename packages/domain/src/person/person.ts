@@ -125,7 +125,7 @@ const checkAddress = (address: unknown): Address | null => {
   }
 }
 
-type PersonFields = Pick<Person, 'name' | 'age' | 'email' | 'address'>
+export type PersonFields = Pick<Person, 'name' | 'age' | 'email' | 'address'>
 
 /** Validates every invariant of a person's own fields; throws VALIDATION_FAILED. */
 export const checkPersonFields = (input: PersonInput): PersonFields => ({

@@ -5,6 +5,7 @@ import type { ApiKey } from '../api-key/api-key.js'
 import type { ApiKeyRepository } from '../api-key/api-key.repository.js'
 import type { ApiKeyUsageRepository } from '../api-key/api-key-usage.js'
 import { DomainError } from '../errors.js'
+import { inMemoryEventLog, type InMemoryEventLog } from './in-memory-changes.js'
 
 const clone = <T>(value: T): T => structuredClone(value)
 
@@ -13,11 +14,21 @@ const clone = <T>(value: T): T => structuredClone(value)
  * their usage), as the database's transaction does, and `shedKeys` asks it
  * too (`delete` takes any number of keys at once here).
  */
-export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void = () => {}): AccountRepository => {
+export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void = () => {}, log: InMemoryEventLog = inMemoryEventLog()): AccountRepository => {
   let accounts = new Map<string, Account>()
   // One change at a time, as the databases serialise them.
   let changing: Promise<unknown> = Promise.resolve()
-  const changeSet = (working: Map<string, Account>, deleted: string[]): AccountChangeSet => ({
+  const taken = (all: Map<string, Account>, account: Account): void => {
+    for (const a of all.values()) {
+      if (usernameKey(a.username) === usernameKey(account.username)) throw new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(account.username)} is taken`, 'username')
+    }
+  }
+  const changeSet = (working: Map<string, Account>, deleted: string[], changes: AccountChangeSet['changes']): AccountChangeSet => ({
+    changes,
+    async insert (account) {
+      taken(working, account)
+      working.set(account.id, clone(account))
+    },
     async findById (id) {
       const account = working.get(id)
       return account && clone(account)
@@ -64,8 +75,10 @@ export const inMemoryAccountRepository = (onDeleted: (accountId: string) => void
         // Work on a copy, kept only when the work succeeds: all or nothing.
         const working = new Map(accounts)
         const deleted: string[] = []
-        const result = await work(changeSet(working, deleted))
+        const unit = log.begin()
+        const result = await work(changeSet(working, deleted, unit.changes))
         accounts = working
+        unit.commit()
         for (const id of deleted) onDeleted(id)
         return result
       })

@@ -8,9 +8,11 @@ import type { PersonRepository } from '../person/person.repository.js'
 import { referenceProjections } from '../person/reference-projections.js'
 import { summariesJsonOf } from '../person/summaries-json.js'
 import type { IdempotencyRecord } from '../idempotency/idempotency.repository.js'
+import type { ApiKeyRepository } from '../api-key/api-key.repository.js'
 import type { Ports } from '../ports.js'
 import type { TransactionPorts, UnitOfWork } from '../shared/unit-of-work.js'
 import { inMemoryIdempotencyRepository } from './in-memory-idempotency.js'
+import { inMemoryEventLog, type InMemoryEventLog } from './in-memory-changes.js'
 import { inMemoryAccountRepository, inMemoryApiKeyRepository, inMemoryApiKeyUsageRepository } from './in-memory-access.js'
 import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
 import { localKeyRevocations } from '../api-key/key-revocations.js'
@@ -39,7 +41,7 @@ const summary = ({ id, name }: Person): PersonSummary => ({ id, name })
 // Copies on the way in and out, as a database would: callers never share state with the store.
 const clone = <T>(value: T): T => structuredClone(value)
 
-const peopleRepository = (store: Store): PersonRepository => {
+const peopleRepository = (store: Store, log: InMemoryEventLog): PersonRepository => {
   const people: PersonRepository = {
     async findById (id) {
       const person = store.people.get(id)
@@ -72,13 +74,16 @@ const peopleRepository = (store: Store): PersonRepository => {
       store.people.set(person.id, clone(person))
       return true
     },
-    async delete (id, expectedVersion) {
+    async delete (id, expectedVersion, _beforeNextStep, events = []) {
       const stored = store.people.get(id)
       if (stored === undefined || (expectedVersion !== undefined && stored.version !== expectedVersion)) return false
       store.people.delete(id)
       for (const friendId of store.friends.get(id) ?? []) store.friends.get(friendId)?.delete(id)
       store.friends.delete(id)
       for (const message of store.messages.values()) if (message.personId === id) store.messages.delete(message.id)
+      const unit = log.begin()
+      for (const event of events) unit.changes.record(event)
+      unit.commit()
       return true
     }
   }
@@ -102,6 +107,7 @@ const friendsOf = (store: Store, id: string, limit: number): PersonSummary[] =>
 const friendshipRepository = (store: Store): FriendshipRepository => ({
   async add (personId, friendId) {
     for (const id of [personId, friendId]) if (!store.people.has(id)) throw personNotFound(id)
+    if (store.friends.get(personId)?.has(friendId) === true) return false
     const link = (a: string, b: string) => {
       const set = store.friends.get(a) ?? new Set<string>()
       set.add(b)
@@ -109,10 +115,12 @@ const friendshipRepository = (store: Store): FriendshipRepository => ({
     }
     link(personId, friendId)
     link(friendId, personId)
+    return true
   },
   async remove (personId, friendId) {
-    store.friends.get(personId)?.delete(friendId)
+    const removed = store.friends.get(personId)?.delete(friendId) === true
     store.friends.get(friendId)?.delete(personId)
+    return removed
   },
   async listFriends (personId, limit) {
     return friendsOf(store, personId, limit)
@@ -179,10 +187,12 @@ export const inMemoryMessageEvents = (): InMemoryMessageEvents => {
  * one runs would be undone with it: good enough for tests and prototypes,
  * whose requests rarely overlap; a database gives the real isolation.
  */
-const inMemoryUnitOfWork = (store: Store): UnitOfWork => {
-  const tx: TransactionPorts = {
-    people: peopleRepository(store),
+const inMemoryUnitOfWork = (store: Store, apiKeys: ApiKeyRepository, log: InMemoryEventLog): UnitOfWork => {
+  const repositories: Omit<TransactionPorts, 'changes'> = {
+    people: peopleRepository(store, log),
+    friendships: friendshipRepository(store),
     messages: messageRepository(store),
+    apiKeys,
     idempotency: inMemoryIdempotencyRepository(store.idempotency)
   }
   let last: Promise<unknown> = Promise.resolve()
@@ -190,8 +200,11 @@ const inMemoryUnitOfWork = (store: Store): UnitOfWork => {
     run (work) {
       const turn = last.then(async () => {
         const before = clone(store)
+        const unit = log.begin()
         try {
-          return await work(tx)
+          const result = await work({ ...repositories, changes: unit.changes })
+          unit.commit()
+          return result
         } catch (error) {
           for (const name of Object.keys(before) as Array<keyof Store>) {
             const map = store[name] as Map<string, unknown>
@@ -207,17 +220,20 @@ const inMemoryUnitOfWork = (store: Store): UnitOfWork => {
   }
 }
 
-export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { events: MessageEvents } => {
+export const createInMemoryPorts = (overrides: Partial<Ports> = {}): Ports & { events: MessageEvents, eventLog: InMemoryEventLog } => {
   const store = emptyStore()
   const apiKeys = inMemoryApiKeyRepository()
   const apiKeyUsage = inMemoryApiKeyUsageRepository()
+  const eventLog = inMemoryEventLog()
   const ports = {
-    people: peopleRepository(store),
+    eventLog,
+    changeFeed: eventLog.feed,
+    people: peopleRepository(store, eventLog),
     friendships: friendshipRepository(store),
     messages: messageRepository(store),
     idempotency: inMemoryIdempotencyRepository(store.idempotency),
-    unitOfWork: inMemoryUnitOfWork(store),
-    accounts: inMemoryAccountRepository((accountId) => apiKeyUsage.remove(apiKeys.removeOwnedBy(accountId))),
+    unitOfWork: inMemoryUnitOfWork(store, overrides.apiKeys ?? apiKeys, eventLog),
+    accounts: inMemoryAccountRepository((accountId) => apiKeyUsage.remove(apiKeys.removeOwnedBy(accountId)), eventLog),
     apiKeys,
     apiKeyUsage,
     passwords: scryptPasswordHasher(),

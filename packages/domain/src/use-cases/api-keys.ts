@@ -3,6 +3,7 @@ import { newApiKeySecret } from '../api-key/api-key-secret.js'
 import type { DailyUsage } from '../api-key/api-key-usage.js'
 import type { UsageMeter } from '../api-key/usage-meter.js'
 import { type Caller, hasScope } from '../caller/caller.js'
+import { apiKeyData, changeEvents, subjects } from '../change/change-event.js'
 import { apiKeyNotFound, forbidden, tooManyKeys } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
@@ -44,7 +45,7 @@ const findOwnKey = async ({ apiKeys }: Pick<Ports, 'apiKeys'>, actor: Caller, id
   return key
 }
 
-export const createApiKey = ({ apiKeys, clock, ids }: Pick<Ports, 'apiKeys' | 'clock' | 'ids'>, options: CreateApiKeyOptions = {}) =>
+export const createApiKey = ({ apiKeys, unitOfWork, clock, ids }: Pick<Ports, 'apiKeys' | 'unitOfWork' | 'clock' | 'ids'>, options: CreateApiKeyOptions = {}) =>
   async (actor: Caller, input: NewApiKeyInput): Promise<CreatedApiKey> => {
     const name = checkKeyName(input.name)
     const scopes = input.scopes === undefined ? [...actor.scopes] : checkScopes(input.scopes)
@@ -72,8 +73,12 @@ export const createApiKey = ({ apiKeys, clock, ids }: Pick<Ports, 'apiKeys' | 'c
       createdAt: clock.now(),
       revokedAt: null
     }
-    await apiKeys.insert(key)
-    return { ...toApiKeyView(key), key: secret.key }
+    const view = toApiKeyView(key)
+    await unitOfWork.run(async (tx) => {
+      await tx.apiKeys.insert(key)
+      tx.changes.record(changeEvents({ clock, ids }, actor)('apikey.created', subjects.apiKey(key.id), apiKeyData(view)))
+    })
+    return { ...view, key: secret.key }
   }
 
 /** The caller's active keys, oldest first, a page at a time; an admin sees everyone's. */
@@ -90,10 +95,14 @@ export const listApiKeys = ({ apiKeys }: Pick<Ports, 'apiKeys'>) =>
   }
 
 /** Revokes a key everywhere: stored first, then announced to every instance's cache. */
-export const revokeApiKey = (ports: Pick<Ports, 'apiKeys' | 'revocations' | 'clock'>) =>
+export const revokeApiKey = (ports: Pick<Ports, 'apiKeys' | 'revocations' | 'unitOfWork' | 'clock' | 'ids'>) =>
   async (actor: Caller, id: string): Promise<void> => {
     const key = await findOwnKey(ports, actor, id)
-    if (key.revokedAt !== null || !await ports.apiKeys.revoke(id, ports.clock.now())) throw apiKeyNotFound(id)
+    if (key.revokedAt !== null) throw apiKeyNotFound(id)
+    await ports.unitOfWork.run(async (tx) => {
+      if (!await tx.apiKeys.revoke(id, ports.clock.now())) throw apiKeyNotFound(id)
+      tx.changes.record(changeEvents(ports, actor)('apikey.deleted', subjects.apiKey(id), { id }))
+    })
     await ports.revocations.revoked()
   }
 

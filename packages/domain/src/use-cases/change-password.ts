@@ -1,4 +1,5 @@
-import { checkPassword } from '../account/account.js'
+import { checkPassword, toAccountView } from '../account/account.js'
+import { accountData, changeEvents, subjects } from '../change/change-event.js'
 import { passwordMatches } from '../account/password-check.js'
 import { accountNotFound, invalidCredentials } from '../errors.js'
 import type { Ports } from '../ports.js'
@@ -11,8 +12,9 @@ export interface ChangePasswordInput {
 /**
  * An account changes its own password, proving it knows the current one.
  * Every token issued before stops working, the one that asked included.
+ * Its event (account.updated) names the account as the actor.
  */
-export const changePassword = ({ accounts, passwords, revocations }: Pick<Ports, 'accounts' | 'passwords' | 'revocations'>) =>
+export const changePassword = ({ accounts, passwords, revocations, clock, ids }: Pick<Ports, 'accounts' | 'passwords' | 'revocations' | 'clock' | 'ids'>) =>
   async (accountId: string, { currentPassword, newPassword }: ChangePasswordInput): Promise<void> => {
     const account = await accounts.findById(accountId)
     if (account === undefined) throw accountNotFound(accountId)
@@ -22,6 +24,7 @@ export const changePassword = ({ accounts, passwords, revocations }: Pick<Ports,
       const current = await tx.findById(accountId)
       if (current === undefined) throw accountNotFound(accountId)
       await tx.update({ ...current, passwordHash, tokenVersion: current.tokenVersion + 1 })
+      tx.changes.record(changeEvents({ clock, ids }, { kind: 'account', id: accountId })('account.updated', subjects.account(accountId), accountData(toAccountView(current))))
     })
     await revocations.revoked()
   }

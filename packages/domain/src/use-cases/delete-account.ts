@@ -1,4 +1,5 @@
 import { isEnabledAdmin } from '../account/account.js'
+import { changeEvents, subjects, type Actor } from '../change/change-event.js'
 import { accountNotFound, lastAdmin } from '../errors.js'
 import type { AccountChangeSet } from '../account/account.repository.js'
 import type { Ports } from '../ports.js'
@@ -24,10 +25,11 @@ export interface DeleteAccountOptions {
  * go a step at a time, and the account in a last transaction, which checks
  * it again as the first did, so the rule and the revocation hold for that
  * transaction whatever the store went through meanwhile. Cut short, it
- * stays disabled and marked; deleting it again finishes.
+ * stays disabled and marked; deleting it again finishes. The event
+ * commits with the transaction that deletes the account's row.
  */
-export const deleteAccount = ({ accounts, revocations }: Pick<Ports, 'accounts' | 'revocations'>) =>
-  async (id: string, { beforeNextStep }: DeleteAccountOptions = {}): Promise<void> => {
+export const deleteAccount = ({ accounts, revocations, clock, ids }: Pick<Ports, 'accounts' | 'revocations' | 'clock' | 'ids'>) =>
+  async (actor: Actor, id: string, { beforeNextStep }: DeleteAccountOptions = {}): Promise<void> => {
     // 'gone': another deletion finished it meanwhile.
     const attempt = async (tx: AccountChangeSet, first: boolean): Promise<'deleted' | 'disabled' | 'gone'> => {
       const account = isId(id) ? await tx.findById(id) : undefined
@@ -36,7 +38,10 @@ export const deleteAccount = ({ accounts, revocations }: Pick<Ports, 'accounts' 
         return 'gone'
       }
       if (isEnabledAdmin(account) && await tx.countEnabledAdmins() <= 1) throw lastAdmin()
-      if (await tx.delete(id)) return 'deleted'
+      if (await tx.delete(id)) {
+        tx.changes.record(changeEvents({ clock, ids }, actor)('account.deleted', subjects.account(id), { id }))
+        return 'deleted'
+      }
       await tx.update({ ...account, disabled: true, deleting: true, tokenVersion: account.tokenVersion + 1 })
       return 'disabled'
     }

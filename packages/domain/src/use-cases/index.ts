@@ -1,12 +1,13 @@
 import { callerAuthenticator, type CallerAuthenticatorOptions } from '../caller/caller-authenticator.js'
 import { createUsageMeter } from '../api-key/usage-meter.js'
+import type { Actor } from '../change/change-event.js'
 import type { IdempotentRequest } from '../idempotency/idempotency.repository.js'
 import type { Message } from '../message/message.js'
 import type { Person, PersonInput } from '../person/person.js'
 import type { Ports } from '../ports.js'
 import { createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey, type CreateApiKeyOptions } from './api-keys.js'
 import { changePassword } from './change-password.js'
-import { createAccount } from './create-account.js'
+import { createAccount, insertAccount } from './create-account.js'
 import { deleteAccount } from './delete-account.js'
 import { describeCaller } from './describe-caller.js'
 import { listAccounts } from './list-accounts.js'
@@ -14,7 +15,7 @@ import { updateAccount } from './update-account.js'
 import { ensureAdmin } from './ensure-admin.js'
 import { logIn } from './log-in.js'
 import { befriend } from './befriend.js'
-import { createPerson } from './create-person.js'
+import { createPerson, storePerson } from './create-person.js'
 import { deletePerson } from './delete-person.js'
 import { getMessage } from './get-message.js'
 import { getPeopleByIds } from './get-people-by-ids.js'
@@ -43,7 +44,7 @@ export type { ListInboxInput } from './list-inbox.js'
 export type { SendMessageInput } from './send-message.js'
 export { LIST_LIMITS } from './limits.js'
 export { webhookUseCases, type CreatedWebhook, type WebhookPorts, type WebhookUseCases } from './webhooks.js'
-export { createAccount, ensureAdmin, logIn, createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey }
+export { createAccount, insertAccount, ensureAdmin, logIn, createApiKey, getApiKeyUsage, listApiKeys, revokeApiKey }
 export { changePassword, deleteAccount, describeCaller, listAccounts, updateAccount }
 export type { ChangePasswordInput } from './change-password.js'
 export type { CallerDescription } from './describe-caller.js'
@@ -58,20 +59,22 @@ export { generatedPassword, type EnsureAdminResult } from './ensure-admin.js'
 export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'clock' | 'ids' | 'events' | 'idempotency' | 'unitOfWork'>
 
 /** The ports of accounts, logins and API keys: all createAccessUseCases needs. */
-export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'clock' | 'ids'>
+export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'unitOfWork' | 'clock' | 'ids'>
 
 /** Every use case bound to one set of ports: what an adapter serves. */
 export const createUseCases = (ports: UseCasePorts) => {
   const once = idempotently(ports)
   const publish = ports.events
+  const store = storePerson(ports)
+  const storeSent = storeMessage(ports)
   return {
     ...plainUseCases(ports),
     /** createPerson once per Idempotency-Key; `record` makes what a repeat is answered with. */
-    createPersonOnce: (request: IdempotentRequest, input: PersonInput, record: (person: Person) => string) =>
-      once(request, (tx) => createPerson({ ...ports, people: tx.people })(input), record),
+    createPersonOnce: (actor: Actor, request: IdempotentRequest, input: PersonInput, record: (person: Person) => string) =>
+      once(request, (tx) => store(tx, actor, input), record),
     /** sendMessage once per Idempotency-Key: announced once, after the message and its record commit. */
-    sendMessageOnce: async (request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => string) => {
-      const outcome = await once(request, (tx) => storeMessage({ ...ports, messages: tx.messages })(input), record)
+    sendMessageOnce: async (actor: Actor, request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => string) => {
+      const outcome = await once(request, (tx) => storeSent(tx, actor, input), record)
       if (!outcome.replayed) await publish.published(outcome.result)
       return outcome
     }

@@ -1,4 +1,5 @@
 import { type AccountChanges, type AccountView, checkPassword, checkRole, isEnabledAdmin, toAccountView } from '../account/account.js'
+import { accountData, changeEvents, subjects, type Actor } from '../change/change-event.js'
 import { accountBeingDeleted, accountNotFound, lastAdmin, validationError } from '../errors.js'
 import type { Ports } from '../ports.js'
 import { isId } from '../shared/ids.js'
@@ -11,8 +12,8 @@ import { isId } from '../shared/ids.js'
  * deletion has begun cannot change (ACCOUNT_BEING_DELETED): deleting it
  * again finishes it.
  */
-export const updateAccount = ({ accounts, passwords, revocations }: Pick<Ports, 'accounts' | 'passwords' | 'revocations'>) =>
-  async (id: string, changes: AccountChanges): Promise<AccountView> => {
+export const updateAccount = ({ accounts, passwords, revocations, clock, ids }: Pick<Ports, 'accounts' | 'passwords' | 'revocations' | 'clock' | 'ids'>) =>
+  async (actor: Actor, id: string, changes: AccountChanges): Promise<AccountView> => {
     const role = changes.role === undefined ? undefined : checkRole(changes.role)
     if (changes.disabled !== undefined && typeof changes.disabled !== 'boolean') throw validationError('disabled', 'must be true or false')
     const password = changes.password === undefined ? undefined : checkPassword(changes.password)
@@ -41,7 +42,10 @@ export const updateAccount = ({ accounts, passwords, revocations }: Pick<Ports, 
       const revoked = next.role !== current.role || passwordHash !== undefined || (next.disabled && !current.disabled)
       if (revoked) next.tokenVersion = current.tokenVersion + 1
       const changed = revoked || next.disabled !== current.disabled
-      if (changed) await tx.update(next)
+      if (changed) {
+        await tx.update(next)
+        tx.changes.record(changeEvents({ clock, ids }, actor)('account.updated', subjects.account(id), accountData(toAccountView(next))))
+      }
       return { account: next, changed }
     })
     // Every change, enabling included: caches hold the account as it was.

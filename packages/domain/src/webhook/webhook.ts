@@ -1,18 +1,6 @@
+import { CHANGE_TYPES, type ChangeType, isChangeType } from '../change/change-event.js'
 import { validationError } from '../errors.js'
 import { characterCount } from '../shared/text.js'
-
-/** The event types of the contract ("Events"): what a webhook may subscribe to. */
-export const EVENT_TYPES = [
-  'person.created', 'person.updated', 'person.deleted',
-  'friendship.created', 'friendship.deleted',
-  'message.sent',
-  'account.created', 'account.updated', 'account.deleted',
-  'apikey.created', 'apikey.deleted'
-] as const
-
-export type EventType = typeof EVENT_TYPES[number]
-
-export const isEventType = (type: unknown): type is EventType => (EVENT_TYPES as readonly unknown[]).includes(type)
 
 /**
  * Bounds of the webhooks of one deployment: each webhook is a delivery row
@@ -30,7 +18,7 @@ export interface Webhook {
   id: string
   url: string
   /** The event types delivered to it; empty: every type. */
-  types: EventType[]
+  types: ChangeType[]
   description: string | null
   disabled: boolean
   createdAt: Date
@@ -92,10 +80,10 @@ export const checkWebhookUrl = (url: unknown): URL => {
 }
 
 /** Known event types, each once, in the contract's order. */
-export const checkEventTypes = (types: readonly unknown[]): EventType[] => {
-  const unknown = types.find((type) => !isEventType(type))
-  if (unknown !== undefined) throw validationError('types', `has an unknown event type ${JSON.stringify(unknown)}; known: ${EVENT_TYPES.join(', ')}`)
-  return EVENT_TYPES.filter((type) => types.includes(type))
+export const checkEventTypes = (types: readonly unknown[]): ChangeType[] => {
+  const unknown = types.find((type) => typeof type !== 'string' || !isChangeType(type))
+  if (unknown !== undefined) throw validationError('types', `has an unknown event type ${JSON.stringify(unknown)}; known: ${CHANGE_TYPES.join(', ')}`)
+  return CHANGE_TYPES.filter((type) => types.includes(type))
 }
 
 export const checkWebhookDescription = (description: unknown): string | null => {

@@ -1,5 +1,5 @@
 import {
-  cursorAfterPerson, DomainError, isDomainError, personNotFound, type CursorPage, type ListPeopleInput, type Message, type Person, type PersonSummary
+  cursorAfterPerson, DomainError, isDomainError, personNotFound, type Caller, type CursorPage, type ListPeopleInput, type Message, type Person, type PersonSummary
 } from '@people-service/domain'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { MercuriusContext } from 'mercurius'
@@ -33,6 +33,10 @@ async function * messagesFor (_: unknown, { personId }: MessageSentArgs, context
     yield event
   }
 }
+
+/** The caller a mutation acts as, checked against the mutation's row of the policy. */
+const actor = (caller: GraphQLContext['caller'], coordinate: keyof typeof GRAPHQL_FIELD_OPERATIONS): Caller =>
+  authorize(caller, GRAPHQL_FIELD_OPERATIONS[coordinate])
 
 /** `undefined` for absent and null arguments alike, as the use cases expect. */
 const given = <T>(value: T | null | undefined): T | undefined => value ?? undefined
@@ -143,24 +147,25 @@ export const resolvers: Resolvers = {
     message: (_, { id }, { useCases }) => orNull(useCases.getMessage(id), 'MESSAGE_NOT_FOUND')
   },
   Mutation: {
-    createPerson: (_, { input }, { useCases }) => useCases.createPerson(input),
-    updatePerson: (_, { id, input }, { useCases }) => useCases.updatePerson(id, input),
-    deletePerson: async (_, { id }, { useCases }) => {
-      await useCases.deletePerson(id, { beforeNextStep: takeTurn })
+    // Each mutation acts as the caller, authorized before execution
+    // (`actor` only narrows the type): the actor its event names.
+    createPerson: (_, { input }, { useCases, caller }) => useCases.createPerson(actor(caller, 'Mutation.createPerson'), input),
+    updatePerson: (_, { id, input }, { useCases, caller }) => useCases.updatePerson(actor(caller, 'Mutation.updatePerson'), id, input),
+    deletePerson: async (_, { id }, { useCases, caller }) => {
+      await useCases.deletePerson(actor(caller, 'Mutation.deletePerson'), id, { beforeNextStep: takeTurn })
       return id
     },
-    addFriend: async (_, { personId, friendId }, { useCases }) => {
-      await useCases.befriend(personId, friendId)
+    addFriend: async (_, { personId, friendId }, { useCases, caller }) => {
+      await useCases.befriend(actor(caller, 'Mutation.addFriend'), personId, friendId)
       return useCases.getPerson(personId)
     },
-    removeFriend: async (_, { personId, friendId }, { useCases }) => {
-      await useCases.unfriend(personId, friendId)
+    removeFriend: async (_, { personId, friendId }, { useCases, caller }) => {
+      await useCases.unfriend(actor(caller, 'Mutation.removeFriend'), personId, friendId)
       return useCases.getPerson(personId)
     },
-    // The sender is the caller, as REST's callerOf gives it (authorized
-    // before execution; `authorize` here only narrows the type).
+    // The sender is the caller, as REST's callerOf gives it.
     sendMessage: (_, { personId, text }, { useCases, caller }) =>
-      useCases.sendMessage({ personId, text, senderId: authorize(caller, GRAPHQL_FIELD_OPERATIONS['Mutation.sendMessage']).id })
+      useCases.sendMessage(actor(caller, 'Mutation.sendMessage'), { personId, text })
   },
   Person: {
     age: async (person, _, context) => (await whole(person, context))?.age ?? null,

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { callerOf } from '../plugins/access.js'
 import { errorResponses } from '../schemas/error.schema.js'
 import { EXAMPLES } from '../schemas/examples.js'
 import { FriendsQuery } from '../schemas/list.schemas.js'
@@ -50,7 +51,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     }
   }, async (request) => {
     const { id, friendId } = request.params
-    await useCases.befriend(id, friendId)
+    await useCases.befriend(callerOf(request), id, friendId)
     return { personId: id, friendId }
   })
 
@@ -70,7 +71,7 @@ export const friendsRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app
     }
   }, async (request) => {
     const { id, friendId } = request.params
-    await useCases.unfriend(id, friendId)
+    await useCases.unfriend(callerOf(request), id, friendId)
     return { personId: id, friendId, deleted: true as const }
   })
 }

@@ -37,13 +37,14 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<RouteOptions & { maxRespo
       }
     }
   }, async (request, reply) => {
-    const input = { ...request.body, senderId: callerOf(request).id }
+    const input = request.body
+    const caller = callerOf(request)
     const key = request.headers['idempotency-key']
     if (key === undefined) {
-      const message = await useCases.sendMessage(input)
+      const message = await useCases.sendMessage(caller, input)
       return reply.code(201).header('location', locationOf(message)).send(message)
     }
-    const outcome = await useCases.sendMessageOnce(idempotentRequestOf(request, key), input,
+    const outcome = await useCases.sendMessageOnce(caller, idempotentRequestOf(request, key), input,
       (message) => storedResponse(201, { location: locationOf(message) }, message))
     if (outcome.replayed) return replay(reply, outcome.response)
     return reply.code(201).header('location', locationOf(outcome.result)).send(outcome.result)

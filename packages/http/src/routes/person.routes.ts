@@ -80,15 +80,15 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
     }
   }, async (request, reply) => {
     const { id, ...fields } = request.body
-    if (id !== undefined) return tagged(request, reply, await useCases.updatePerson(id, fields, versionConditionOf(request.headers['if-match'])))
+    if (id !== undefined) return tagged(request, reply, await useCases.updatePerson(callerOf(request), id, fields, versionConditionOf(request.headers['if-match'])))
     const input = { ...fields, name: fields.name ?? '' }
     const key = request.headers['idempotency-key']
     if (key === undefined) {
-      const person = await useCases.createPerson(input)
+      const person = await useCases.createPerson(callerOf(request), input)
       return reply.code(201).headers(createdHeaders(person)).send(seenBy(request, person))
     }
     // What is stored is what this caller was shown, and a replay shows no more than the caller may see now.
-    const outcome = await useCases.createPersonOnce(idempotentRequestOf(request, key), input,
+    const outcome = await useCases.createPersonOnce(callerOf(request), idempotentRequestOf(request, key), input,
       (person) => storedResponse(201, createdHeaders(person), seenBy(request, person)))
     if (outcome.replayed) return replay(reply, outcome.response, (body) => visiblePart(callerOf(request), 'Person', body as Person))
     return reply.code(201).headers(createdHeaders(outcome.result)).send(seenBy(request, outcome.result))
@@ -108,7 +108,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
     }
   })
   const applyUpdate = async (request: FastifyRequest<{ Params: { id: string }, Body: PersonPatch }>, reply: FastifyReply) =>
-    tagged(request, reply, await useCases.updatePerson(request.params.id, request.body, versionConditionOf(request.headers['if-match'])))
+    tagged(request, reply, await useCases.updatePerson(callerOf(request), request.params.id, request.body, versionConditionOf(request.headers['if-match'])))
   app.put('/person/:id', update('replacePersonFields'), applyUpdate)
   app.patch('/person/:id', update('updatePerson'), applyUpdate)
   app.post('/person/:id', update('updatePersonByPost'), applyUpdate)
@@ -131,7 +131,7 @@ export const personRoutes: FastifyPluginAsyncTypebox<RouteOptions> = async (app,
       }
     }
   }, async (request) => {
-    await useCases.deletePerson(request.params.id, { condition: versionConditionOf(request.headers['if-match']), beforeNextStep: takeTurn })
+    await useCases.deletePerson(callerOf(request), request.params.id, { condition: versionConditionOf(request.headers['if-match']), beforeNextStep: takeTurn })
     return { id: request.params.id, deleted: true as const }
   })
 }

@@ -23,7 +23,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
       body: NewAccountSchema,
       response: { 201: documented(AccountSchema, { description: 'Created: the account', example: EXAMPLES.account }), ...errorResponses(400, 401, 403, 409, 429) }
     }
-  }, async (request, reply) => reply.code(201).send(await useCases.createAccount(request.body)))
+  }, async (request, reply) => reply.code(201).send(await useCases.createAccount(callerOf(request), request.body)))
 
   app.get('/users', {
     config: { operation: 'users.list' },
@@ -67,7 +67,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
       body: AccountChangesSchema,
       response: { 200: documented(AccountSchema, { description: 'The account as changed', example: EXAMPLES.account }), ...errorResponses(400, 401, 403, 404, 409, 429) }
     }
-  }, async (request) => useCases.updateAccount(request.params.id, request.body))
+  }, async (request) => useCases.updateAccount(callerOf(request), request.params.id, request.body))
 
   app.delete('/users/:id', {
     config: { operation: 'users.delete' },
@@ -84,7 +84,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ access: Access }> = async 
       response: { 200: documented(AccountDeletedSchema, { description: 'Deleted, with its API keys', example: EXAMPLES.deletedAccount }), ...errorResponses(401, 403, 404, 409, 429) }
     }
   }, async (request) => {
-    await useCases.deleteAccount(request.params.id, { beforeNextStep: takeTurn })
+    await useCases.deleteAccount(callerOf(request), request.params.id, { beforeNextStep: takeTurn })
     return { id: request.params.id, deleted: true as const }
   })
 }

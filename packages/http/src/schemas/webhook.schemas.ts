@@ -1,15 +1,15 @@
-import { EVENT_TYPES, type EventType, WEBHOOK_LIMITS } from '@people-service/domain'
+import { CHANGE_TYPES, type ChangeType, WEBHOOK_LIMITS } from '@people-service/domain'
 import { Type } from '@sinclair/typebox'
 import { Nullable, Timestamp } from './nullable.js'
 
-const EventTypeSchema = Type.Unsafe<EventType>({ type: 'string', enum: [...EVENT_TYPES] })
+const EventTypeSchema = Type.Unsafe<ChangeType>({ type: 'string', enum: [...CHANGE_TYPES] })
 
 const Url = Type.String({
   minLength: 1,
   maxLength: WEBHOOK_LIMITS.urlLength,
   description: 'https:// and a public address (checked again at each delivery); WEBHOOK_ALLOW_PRIVATE=true allows http:// and private addresses'
 })
-const Types = Type.Array(EventTypeSchema, { maxItems: EVENT_TYPES.length * 2, description: 'the event types delivered; empty or left out: every type' })
+const Types = Type.Array(EventTypeSchema, { maxItems: CHANGE_TYPES.length * 2, description: 'the event types delivered; empty or left out: every type' })
 const Description = Type.String({ maxLength: WEBHOOK_LIMITS.descriptionLength })
 
 export const NewWebhookSchema = Type.Object({

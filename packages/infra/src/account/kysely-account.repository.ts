@@ -1,9 +1,10 @@
-import { DomainError, isRole, usernameKey, type Account, type AccountChangeSet, type AccountRepository } from '@people-service/domain'
+import { DEFAULT_EVENT_SOURCE, DomainError, isRole, usernameKey, type Account, type AccountChangeSet, type AccountRepository } from '@people-service/domain'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { AccountRow, Database, Dialect } from '../database.js'
 import { isUniqueViolation, translateErrors } from '../database-errors.js'
 import { toDate } from '../person/person.rows.js'
 import { accountDeletion, type AccountDeletionSteps } from './account-deletion.js'
+import { eventWriter, pendingEvents, type EventWriter } from '../event/event-log.js'
 
 type AccountDeletion = ReturnType<typeof accountDeletion>
 
@@ -27,7 +28,28 @@ const findById = async (db: Kysely<Database>, id: string): Promise<Account | und
   return row && toAccount(row)
 }
 
-const changeSetOf = (trx: Transaction<Database>, deletion: AccountDeletion): AccountChangeSet => ({
+const insert = async (db: Kysely<Database>, account: Account): Promise<void> => {
+  try {
+    await db.insertInto('account').values({
+      id: account.id,
+      username: account.username,
+      username_key: usernameKey(account.username),
+      role: account.role,
+      password_hash: account.passwordHash,
+      disabled: account.disabled ? 1 : 0,
+      token_version: account.tokenVersion,
+      deleting: account.deleting ? 1 : 0,
+      created_at: account.createdAt.toISOString()
+    }).execute()
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(account.username)} is taken`, 'username')
+    throw error
+  }
+}
+
+const changeSetOf = (trx: Transaction<Database>, deletion: AccountDeletion, changes: AccountChangeSet['changes']): AccountChangeSet => ({
+  changes,
+  insert: (account) => insert(trx, account),
   findById: (id) => findById(trx, id),
 
   async countEnabledAdmins () {
@@ -51,31 +73,16 @@ const changeSetOf = (trx: Transaction<Database>, deletion: AccountDeletion): Acc
   delete: (id) => deletion.deleteNow(trx, id)
 })
 
-export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect, steps?: AccountDeletionSteps): AccountRepository => {
+export const kyselyAccountRepository = (
+  db: Kysely<Database>, dialect: Dialect, steps?: AccountDeletionSteps, writeEvents: EventWriter = eventWriter(dialect, DEFAULT_EVENT_SOURCE)
+): AccountRepository => {
   const deletion = accountDeletion(dialect, steps)
   // Byte order on both databases: SQLite compares text that way; PostgreSQL
   // would follow the database's collation (an index matches this expression).
   const username = dialect === 'postgres' ? sql<string>`username collate "C"` : sql<string>`username`
 
   return translateErrors({
-    async insert (account) {
-      try {
-        await db.insertInto('account').values({
-          id: account.id,
-          username: account.username,
-          username_key: usernameKey(account.username),
-          role: account.role,
-          password_hash: account.passwordHash,
-          disabled: account.disabled ? 1 : 0,
-          token_version: account.tokenVersion,
-          deleting: account.deleting ? 1 : 0,
-          created_at: account.createdAt.toISOString()
-        }).execute()
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new DomainError('USERNAME_TAKEN', `the username ${JSON.stringify(account.username)} is taken`, 'username')
-        throw error
-      }
-    },
+    insert: (account) => insert(db, account),
 
     findById: (id) => findById(db, id),
 
@@ -98,7 +105,10 @@ export const kyselyAccountRepository = (db: Kysely<Database>, dialect: Dialect, 
         // would let two read the same admins and both demote one: this lock
         // makes account writes wait, while plain reads (logins) go on.
         if (dialect === 'postgres') await sql`lock table account in exclusive mode`.execute(trx)
-        return work(changeSetOf(trx, deletion))
+        const changes = pendingEvents()
+        const result = await work(changeSetOf(trx, deletion, changes))
+        await writeEvents(trx, changes.events)
+        return result
       })
     }
   })

@@ -64,7 +64,7 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
 
   return translateErrors({
     async add (personId, friendId) {
-      await retryDeadlocks(() => db.transaction().execute(async (trx) => {
+      const add = async (trx: Kysely<Database>): Promise<boolean> => {
         // On PostgreSQL both people are held until the commit, as a foreign
         // key would hold them: a deletion of either waits for it, or has
         // gone first and neither is found. Without it, a deletion committed
@@ -81,11 +81,14 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
         // Both directions in one order whoever asks: A befriending B while
         // B befriends A took them in opposite orders and deadlocked.
         const [low, high] = personPk < friendPk ? [personPk, friendPk] : [friendPk, personPk]
-        await trx.insertInto('friendship')
+        const { numInsertedOrUpdatedRows } = await trx.insertInto('friendship')
           .values([{ person_pk: low, friend_pk: high }, { person_pk: high, friend_pk: low }])
           .onConflict((conflict) => conflict.doNothing())
-          .execute()
-      }))
+          .executeTakeFirst()
+        return (numInsertedOrUpdatedRows ?? 0n) > 0n
+      }
+      // Inside a unit of work, which runs again on a deadlock as a whole.
+      return db.isTransaction ? add(db) : retryDeadlocks(() => db.transaction().execute(add))
     },
 
     // One statement removes both directions, so no reader sees half a
@@ -94,7 +97,9 @@ export const kyselyFriendshipRepository = (db: Kysely<Database>, dialect: Dialec
     // lower: run again when PostgreSQL breaks that deadlock.
     async remove (personId, friendId) {
       const pair = db.selectFrom('person').select('pk').where('id', 'in', [personId, friendId])
-      await retryDeadlocks(() => db.deleteFrom('friendship').where('person_pk', 'in', pair).where('friend_pk', 'in', pair).execute())
+      const remove = () => db.deleteFrom('friendship').where('person_pk', 'in', pair).where('friend_pk', 'in', pair).executeTakeFirst()
+      const { numDeletedRows } = db.isTransaction ? await remove() : await retryDeadlocks(remove)
+      return numDeletedRows > 0n
     },
 
     listFriends,

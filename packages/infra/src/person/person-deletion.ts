@@ -1,7 +1,8 @@
-import type { PersonRepository } from '@people-service/domain'
+import { DEFAULT_EVENT_SOURCE, type ChangeEvent, type PersonRepository } from '@people-service/domain'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { retryDeadlocks } from '../database-errors.js'
+import { eventWriter, type EventWriter } from '../event/event-log.js'
 
 /*
  * Deleting a person deletes what points at them: the messages sent to them
@@ -42,23 +43,36 @@ const noWait = async (): Promise<void> => {}
 
 type Db = Kysely<Database>
 
-export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRows }: DeletionSteps = DELETION_STEPS): PersonRepository['delete'] => {
+export const personDeletion = (
+  db: Db, dialect: Dialect, { messageRows, friendRows }: DeletionSteps = DELETION_STEPS,
+  writeEvents: EventWriter = eventWriter(dialect, DEFAULT_EVENT_SOURCE)
+): PersonRepository['delete'] => {
   // Friendships and messages go by ON DELETE CASCADE and the trigger, in
   // the same statement; `only` narrows which person it may delete.
-  const deleteNow = async (id: string, expectedVersion?: number, only?: RawBuilder<boolean>): Promise<boolean> => {
-    const result = await db.deleteFrom('person').where('id', '=', id)
+  const deleteOn = async (executor: Db, id: string, expectedVersion?: number, only?: RawBuilder<boolean>): Promise<boolean> => {
+    const result = await executor.deleteFrom('person').where('id', '=', id)
       .$if(expectedVersion !== undefined, (query) => query.where('version', '=', expectedVersion as number))
       .$if(only !== undefined, (query) => query.where(only as RawBuilder<boolean>))
       .executeTakeFirst()
     return result.numDeletedRows > 0n
   }
+  // The row and its events commit together, or neither.
+  const deleteWith = async (executor: Db, events: readonly ChangeEvent[], id: string, expectedVersion?: number, only?: RawBuilder<boolean>): Promise<boolean> => {
+    if (!await deleteOn(executor, id, expectedVersion, only)) return false
+    await writeEvents(executor, events)
+    return true
+  }
+  const deleteNow = async (events: readonly ChangeEvent[], id: string, expectedVersion?: number, only?: RawBuilder<boolean>): Promise<boolean> =>
+    events.length === 0
+      ? deleteOn(db, id, expectedVersion, only)
+      : db.transaction().execute((trx) => deleteWith(trx, events, id, expectedVersion, only))
   // The one statement deletes everything at once where it does not run on
   // the event loop, and inside a transaction another one cannot be begun.
-  if (db.isTransaction) return async (id, expectedVersion) => deleteNow(id, expectedVersion)
+  if (db.isTransaction) return async (id, expectedVersion, _beforeNextStep, events = []) => deleteWith(db, events, id, expectedVersion)
   // Two friends deleted at once take their friendship's two rows in
   // opposite orders (cascade and trigger): PostgreSQL breaks the deadlock
   // by rolling one statement back, and it runs again.
-  if (dialect === 'postgres') return async (id, expectedVersion) => retryDeadlocks(() => deleteNow(id, expectedVersion))
+  if (dialect === 'postgres') return async (id, expectedVersion, _beforeNextStep, events = []) => retryDeadlocks(() => deleteNow(events, id, expectedVersion))
 
   // Whether a person has a step's worth of messages or friends (each count
   // stops at a step). The sizes are written into the SQL: bound as values,
@@ -82,13 +96,13 @@ export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRo
     return messages.numAffectedRows === BigInt(messageRows) || friends.numAffectedRows === BigInt(2 * friendRows)
   }
 
-  return async (id, expectedVersion, beforeNextStep = noWait) => {
-    if (await deleteNow(id, expectedVersion, small)) return true
+  return async (id, expectedVersion, beforeNextStep = noWait, events = []) => {
+    if (await deleteNow(events, id, expectedVersion, small)) return true
     // Nobody, another version, or somebody with more than a step.
     const found = await target(id)
     if (found === undefined) return false
     // Another version, or one with fewer messages since: the one statement decides.
-    if (!found.stepped) return deleteNow(id, expectedVersion)
+    if (!found.stepped) return deleteNow(events, id, expectedVersion)
     const { pk } = found
     const started = await db.transaction().execute(async (trx) => {
       if (expectedVersion !== undefined) {
@@ -104,6 +118,6 @@ export const personDeletion = (db: Db, dialect: Dialect, { messageRows, friendRo
     if (started === undefined) return false
     for (let more = started.more; more; more = await step(db, pk)) await beforeNextStep()
     await beforeNextStep()
-    return deleteNow(id)
+    return deleteNow(events, id)
   }
 }

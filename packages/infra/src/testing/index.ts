@@ -31,14 +31,17 @@ const dataTables: Record<keyof Database, true> = {
   message: true,
   person: true,
   service_setting: true,
+  event: true,
+  // One row each, set back to their start rather than deleted (resetTable).
+  event_sequence: true,
   webhook_delivery: true,
   webhook: true,
-  // One row, set back to its start rather than deleted (resetTable).
   webhook_relay: true
 }
 
 const resetTable = async (trx: Kysely<Database>, table: keyof Database): Promise<void> => {
-  if (table === 'webhook_relay') await trx.updateTable('webhook_relay').set({ position: 0 }).execute()
+  if (table === 'event_sequence') await trx.updateTable('event_sequence').set({ last: 0, pruned_through: 0 }).execute()
+  else if (table === 'webhook_relay') await trx.updateTable('webhook_relay').set({ position: 0 }).execute()
   else await trx.deleteFrom(table).execute()
 }
 

@@ -1,18 +1,7 @@
-import { checkEventTypes, type Clock, type IdGenerator, wantsEvent } from '@people-service/domain'
+import { checkEventTypes, cloudEventOf, type Clock, type IdGenerator, wantsEvent } from '@people-service/domain'
 import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect, WebhookDeliveryTable } from '../database.js'
-
-/** An event of the log as the relay needs it: its place, its id and type, and its body as sent. */
-export interface RelayedEvent {
-  position: number
-  id: string
-  type: string
-  /** The CloudEvents JSON, signed and sent as it is. */
-  body: string
-}
-
-/** Reads the committed events after a position, in order; `db` is the relay's transaction. */
-export type EventSource = (db: Kysely<Database>, after: number, limit: number) => Promise<RelayedEvent[]>
+import { kyselyChangeFeed } from '../event/event-log.js'
 
 export interface RelaySettings {
   /** Events turned into deliveries per transaction. */
@@ -36,7 +25,6 @@ const INSERT_CHUNK = 200
 export const webhookRelay = (options: {
   db: Kysely<Database>
   dialect: Dialect
-  events: EventSource
   clock: Clock
   ids: IdGenerator
   settings: RelaySettings
@@ -44,7 +32,7 @@ export const webhookRelay = (options: {
   onQueued: () => void
   log: { error(object: Record<string, unknown>, message: string): void }
 }) => {
-  const { db, events, clock, ids, settings } = options
+  const { db, dialect, clock, ids, settings } = options
   let timer: NodeJS.Timeout | undefined
   let stopped = false
   let current: Promise<void> = Promise.resolve()
@@ -52,7 +40,8 @@ export const webhookRelay = (options: {
   /** One batch: how many events it handled and how many deliveries it queued. */
   const step = (): Promise<{ events: number, deliveries: number }> => db.transaction().execute(async (trx) => {
     const relay = await trx.updateTable('webhook_relay').set({ position: sql`position` }).where('id', '=', 1).returning('position').executeTakeFirstOrThrow()
-    const batch = await events(trx, Number(relay.position), settings.batch)
+    // Read in the same transaction: on SQLite it holds the one connection.
+    const batch = await kyselyChangeFeed(trx, dialect).after({ after: Number(relay.position), limit: settings.batch })
     const last = batch.at(-1)
     if (last === undefined) return { events: 0, deliveries: 0 }
     const webhooks = (await trx.selectFrom('webhook').select(['id', 'types']).where('disabled', '=', 0).orderBy('id').execute())
@@ -62,10 +51,11 @@ export const webhookRelay = (options: {
     const giveUpAt = new Date(now.getTime() + settings.retryWindowMs).toISOString()
     const rows: WebhookDeliveryTable[] = []
     for (const event of batch) {
+      const body = JSON.stringify(cloudEventOf(event))
       for (const webhook of webhooks) {
         if (!wantsEvent(webhook, event.type)) continue
         rows.push({
-          id: ids.next(), webhook_id: webhook.id, event_id: event.id, body: event.body, status: 'pending', attempts: 0,
+          id: ids.next(), webhook_id: webhook.id, event_id: event.id, body, status: 'pending', attempts: 0,
           last_status_code: null, next_attempt_at: queued, claim: null, give_up_at: giveUpAt, created_at: queued
         })
       }
@@ -74,7 +64,7 @@ export const webhookRelay = (options: {
       await trx.insertInto('webhook_delivery').values(rows.slice(i, i + INSERT_CHUNK))
         .onConflict((conflict) => conflict.columns(['webhook_id', 'event_id']).doNothing()).execute()
     }
-    await trx.updateTable('webhook_relay').set({ position: options.dialect === 'postgres' ? String(last.position) : last.position }).where('id', '=', 1).execute()
+    await trx.updateTable('webhook_relay').set({ position: dialect === 'postgres' ? String(last.position) : last.position }).where('id', '=', 1).execute()
     return { events: batch.length, deliveries: rows.length }
   })
 
