@@ -46,16 +46,20 @@ export const deliveryQueue = (db: Kysely<Database>, dialect: Dialect) => ({
 
   /** Claims up to `limit` due deliveries of one webhook, oldest due first, until `leaseUntil`. */
   async claim (webhookId: string, limit: number, now: Date, leaseUntil: Date, token: string): Promise<ClaimedDelivery[]> {
-    let due = db.selectFrom('webhook_delivery').select('id')
+    const due = db.selectFrom('webhook_delivery').select('id')
       .where('webhook_id', '=', webhookId).where('status', '=', 'pending').where('next_attempt_at', '<=', now.toISOString())
       .orderBy('next_attempt_at').limit(limit)
-    if (dialect === 'postgres') due = due.forUpdate().skipLocked()
-    const rows = await db.updateTable('webhook_delivery')
-      .set((eb) => ({ claim: token, next_attempt_at: leaseUntil.toISOString(), attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', due)
-      .where('status', '=', 'pending').where('next_attempt_at', '<=', now.toISOString())
-      .returning(['id', 'webhook_id', 'event_id', 'body', 'attempts', 'give_up_at'])
-      .execute()
+    const claim = { claim: token, next_attempt_at: leaseUntil.toISOString(), attempts: sql<number>`attempts + 1` }
+    const columns = ['webhook_delivery.id', 'webhook_id', 'event_id', 'body', 'attempts', 'give_up_at'] as const
+    // PostgreSQL: the rows picked once, in a CTE, locked and skipped by
+    // other claimers; as `id IN (subquery)` the planner may run the
+    // subquery again per row, and SKIP LOCKED then picks others.
+    const rows = dialect === 'postgres'
+      ? await db.with('due', () => due.forUpdate().skipLocked()).updateTable('webhook_delivery').set(claim)
+        .from('due').whereRef('webhook_delivery.id', '=', 'due.id').returning(columns).execute()
+      : await db.updateTable('webhook_delivery').set(claim)
+        .where('id', 'in', due).where('status', '=', 'pending').where('next_attempt_at', '<=', now.toISOString())
+        .returning(columns).execute()
     return rows.map((row) => ({ id: row.id, webhookId: row.webhook_id, eventId: row.event_id, body: row.body, attempts: row.attempts, giveUpAt: toDate(row.give_up_at) }))
   },
 
