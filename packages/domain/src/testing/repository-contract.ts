@@ -9,6 +9,7 @@ import { referenceProjections } from '../person/reference-projections.js'
 import { summariesJsonOf } from '../person/summaries-json.js'
 import type { Ports } from '../ports.js'
 import { uuidv7Generator } from '../shared/ids.js'
+import type { StoredWebhook } from '../webhook/webhook.js'
 import { idempotencyContract } from './idempotency-contract.js'
 
 /**
@@ -16,7 +17,7 @@ import { idempotencyContract } from './idempotency-contract.js'
  * agnostic: each case throws (node:assert) on failure, so any test runner can
  * call it with a fresh, empty set of repositories.
  */
-export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork'>
+export type RepositoryPorts = Pick<Ports, 'people' | 'friendships' | 'projections' | 'messages' | 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'idempotency' | 'unitOfWork' | 'webhooks'>
 
 export interface ContractCase {
   name: string
@@ -557,6 +558,31 @@ export const repositoryContract: ContractCase[] = [
       const [first] = stored
       const shown = JSON.parse(await projections.findJson(first!.id, selection) ?? 'null') as { friends: Array<{ name: string }> }
       assert.deepEqual(shown.friends.map((friend) => friend.name), ['Person 1', 'Person 2', 'Person 3'])
+    }
+  },
+  {
+    name: 'webhooks: stored, listed in creation order, changed field by field, counted, removed',
+    async run ({ webhooks }) {
+      const webhook = (fields: Partial<StoredWebhook> = {}): StoredWebhook =>
+        ({ id: ids.next(), url: 'https://hooks.example.org/in', types: [], description: null, disabled: false, createdAt: at(), sealedSecret: 'v1.c2VhbGVk', ...fields })
+      const first = webhook({ types: ['person.created', 'message.sent'], description: 'CRM' })
+      const second = webhook()
+      await webhooks.insert(first)
+      await webhooks.insert(second)
+      assert.deepEqual(await webhooks.findById(first.id), first)
+      assert.equal(await webhooks.findById(ids.next()), undefined)
+      assert.equal(await webhooks.count(), 2)
+      assert.deepEqual((await webhooks.list({ limit: 10 })).map((w) => w.id), [first.id, second.id])
+      assert.deepEqual((await webhooks.list({ limit: 10, afterId: first.id })).map((w) => w.id), [second.id])
+      assert.deepEqual(await webhooks.update(first.id, { disabled: true, description: null }), { ...first, disabled: true, description: null })
+      assert.deepEqual(await webhooks.update(first.id, { url: 'https://other.example.org/', types: ['person.deleted'] }), { ...first, disabled: true, description: null, url: 'https://other.example.org/', types: ['person.deleted'] })
+      assert.equal(await webhooks.update(ids.next(), { disabled: true }), undefined)
+      assert.deepEqual(await webhooks.listDeliveries({ webhookId: first.id, limit: 10 }), [])
+      assert.equal(await webhooks.retryDelivery(first.id, ids.next(), at()), false, 'no such delivery')
+      assert.equal(await webhooks.remove(first.id), true)
+      assert.equal(await webhooks.remove(first.id), false)
+      assert.equal(await webhooks.count(), 1)
+      assert.equal(await webhooks.findById(first.id), undefined)
     }
   },
   ...idempotencyContract
