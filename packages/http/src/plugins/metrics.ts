@@ -94,10 +94,12 @@ export const registerMetrics = async (app: FastifyInstance, durations: RequestDu
       registers: [],
       help: 'Age of each webhook\'s oldest undelivered (pending) delivery, by webhook id; absent when none is pending',
       labelNames: ['webhook'],
+      // A database that does not answer leaves the series out rather than failing the scrape.
       async collect () {
         this.reset()
         const now = Date.now()
-        for (const { webhookId, since } of await webhooks.oldestPending()) this.set({ webhook: webhookId }, Math.max(0, (now - since.getTime()) / 1000))
+        const pending = await webhooks.oldestPending().catch(() => [])
+        for (const { webhookId, since } of pending) this.set({ webhook: webhookId }, Math.max(0, (now - since.getTime()) / 1000))
       }
     }) as never)
   }

@@ -59,8 +59,15 @@ export const refusingLookup: LookupFunction = (hostname, options, callback) => {
   })
 }
 
+/** How long registration waits for a name to resolve; past it the name counts as not resolving yet. */
+const REGISTRATION_LOOKUP_MS = 2000
+
 const resolveAll = (hostname: string): Promise<LookupAddress[] | undefined> => new Promise((resolve) => {
-  dnsLookup(hostname, { all: true }, (error, addresses) => resolve(error === null ? addresses : undefined))
+  const timer = setTimeout(() => resolve(undefined), REGISTRATION_LOOKUP_MS)
+  dnsLookup(hostname, { all: true }, (error, addresses) => {
+    clearTimeout(timer)
+    resolve(error === null ? addresses : undefined)
+  })
 })
 
 /** The host of a URL as an address or a DNS name (URL keeps IPv6 literals in brackets). */

@@ -21,8 +21,6 @@ export interface SendOptions {
   allowPrivate: boolean
   /** Of a response body, read before the connection is dropped. */
   maxResponseBytes: number
-  /** Unix seconds of the signature (tests pin it). */
-  now?: () => number
 }
 
 /** What an attempt came to: the status code answered, or why there was none. */
@@ -50,7 +48,7 @@ export const sendWebhook = (signed: SignedRequest, options: SendOptions): Promis
     // Node calls no lookup for an address literal: checked here instead.
     if (isIP(hostOf(url)) !== 0 && isRefusedAddress(hostOf(url))) return resolve({ statusCode: null, error: 'the address is not a public one', refused: true })
   }
-  const timestamp = Math.floor(options.now?.() ?? Date.now() / 1000)
+  const timestamp = Math.floor(Date.now() / 1000)
   const body = Buffer.from(signed.body)
   let settled = false
   const finish = (outcome: SendOutcome) => {
