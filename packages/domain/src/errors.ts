@@ -23,6 +23,8 @@ export type DomainErrorCode =
   | 'LAST_ADMIN'
   | 'ACCOUNT_BEING_DELETED'
   | 'TOO_MANY_KEYS'
+  | 'EVENTS_EXPIRED'
+  | 'TOO_MANY_WAITS'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode

@@ -22,6 +22,7 @@ export { localKeyRevocations, type KeyRevocations } from './api-key/key-revocati
 export { createUsageMeter, USAGE_FLUSH_CHUNK, type UsageMeter } from './api-key/usage-meter.js'
 export * from './caller/caller.js'
 export * from './change/change-event.js'
+export { EVENT_LIMITS, eventsExpired, listEvents, type EventsPage, type ListEventsInput } from './change/list-events.js'
 export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
 export type {
   ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentRequest

@@ -41,6 +41,7 @@ const ROUTES: RouteCase[] = [
   { operation: 'apiKeys.list', method: 'GET', url: () => '/api-keys', status: 200 },
   { operation: 'apiKeys.revoke', method: 'DELETE', url: (f) => `/api-keys/${f.key}`, status: 200 },
   { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage`, status: 200 },
+  { operation: 'events.list', method: 'GET', url: () => '/events', status: 200 },
   { operation: 'auth.login', method: 'POST', url: () => '/auth/login', body: () => ({ username: 'nobody', password: 'wrong' }), status: 401 },
   { operation: 'health.live', method: 'GET', url: () => '/health/live', status: 200 },
   { operation: 'root', method: 'GET', url: () => '/', status: 200 },

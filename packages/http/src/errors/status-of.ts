@@ -21,5 +21,8 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   LAST_ADMIN: 409,
   ACCOUNT_BEING_DELETED: 409,
   TOO_MANY_KEYS: 409,
+  // The events a cursor points after are gone (pruned): RFC 9110's "Gone".
+  EVENTS_EXPIRED: 410,
+  TOO_MANY_WAITS: 429,
   DEPENDENCY_UNAVAILABLE: 503
 }
