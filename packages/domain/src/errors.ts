@@ -26,6 +26,8 @@ export type DomainErrorCode =
   | 'WEBHOOK_NOT_FOUND'
   | 'DELIVERY_NOT_FOUND'
   | 'TOO_MANY_WEBHOOKS'
+  | 'EVENTS_EXPIRED'
+  | 'TOO_MANY_WAITS'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode

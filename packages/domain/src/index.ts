@@ -22,6 +22,7 @@ export { localKeyRevocations, type KeyRevocations } from './api-key/key-revocati
 export { createUsageMeter, USAGE_FLUSH_CHUNK, type UsageMeter } from './api-key/usage-meter.js'
 export * from './caller/caller.js'
 export * from './change/change-event.js'
+export { EVENT_LIMITS, eventsExpired, listEvents, type EventsPage, type ListEventsInput } from './change/list-events.js'
 export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
 export type {
   ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentRequest
@@ -39,4 +40,3 @@ export * from './webhook/webhook.js'
 export type { WebhookChanges, WebhookRepository } from './webhook/webhook.repository.js'
 export { aesGcmWebhookSecretBox, newWebhookSecret, webhookSealingKey, webhookSigningKey, type WebhookSecretBox } from './webhook/webhook-secrets.js'
 export { anyWebhookDestination, type WebhookDestinations } from './webhook/webhook-destinations.js'
-export { cloudEventOf, type CloudEvent } from './change/cloud-event.js'

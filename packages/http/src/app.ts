@@ -33,6 +33,8 @@ import { messagesRoutes } from './routes/messages.routes.js'
 import { peopleRoutes } from './routes/people.routes.js'
 import { personRoutes } from './routes/person.routes.js'
 import { usersRoutes } from './routes/users.routes.js'
+import { eventsRoutes } from './routes/events.routes.js'
+import type { EventWaitLimits } from './events/event-waits.js'
 import { webhooksRoutes } from './routes/webhooks.routes.js'
 import { ErrorSchema } from './schemas/error.schema.js'
 import { MessageSchema } from './schemas/message.schemas.js'
@@ -97,6 +99,8 @@ export interface AppOptions {
   timeouts?: { headersMs: number, requestMs: number }
   /** Connections at once, in all and per client address (plugins/connections.ts). Default: CONNECTION_DEFAULTS. */
   connections?: Partial<ConnectionLimits>
+  /** Requests waiting for events (GET /events?wait=): how many at once, how often they poll. Default: EVENT_WAIT_DEFAULTS. */
+  eventWaits?: Partial<EventWaitLimits>
 }
 
 /** Publishes to both: the caller's port and the bus subscribers listen on. */
@@ -186,6 +190,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await app.register(personRoutes, { useCases })
   await app.register(friendsRoutes, { useCases })
   await app.register(messagesRoutes, { useCases, maxResponseBytes })
+  await app.register(eventsRoutes, { ports, ...(options.eventWaits === undefined ? {} : { waits: options.eventWaits }) })
   await app.register(webhooksRoutes, { webhooks: webhookUseCases(ports) })
   await registerGraphQL(app, {
     useCases,

@@ -62,6 +62,7 @@ const ROUTES: RouteCase[] = [
   { operation: 'apiKeys.list', method: 'GET', url: () => '/api-keys' },
   { operation: 'apiKeys.revoke', method: 'DELETE', url: (f) => `/api-keys/${f.key}` },
   { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage` },
+  { operation: 'events.list', method: 'GET', url: () => '/events' },
   { operation: 'webhooks.create', method: 'POST', url: () => '/webhooks', body: () => ({ url: 'https://hooks.example.org/in' }) },
   { operation: 'webhooks.list', method: 'GET', url: () => '/webhooks' },
   { operation: 'webhooks.get', method: 'GET', url: (f) => `/webhooks/${f.webhook}` },

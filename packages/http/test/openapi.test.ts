@@ -79,6 +79,7 @@ const operationOfPath = (method: string, path: string): Operation => {
     'GET /api-keys': 'apiKeys.list',
     'DELETE /api-keys/:id': 'apiKeys.revoke',
     'GET /api-keys/:id/usage': 'apiKeys.usage',
+    'GET /events': 'events.list',
     'POST /webhooks': 'webhooks.create',
     'GET /webhooks': 'webhooks.list',
     'GET /webhooks/:id': 'webhooks.get',
@@ -453,6 +454,10 @@ t.test('real requests, successes and every error status, conform to the document
   t.match((await send('POST', '/auth/password', { ...as(pat), body: { currentPassword: 'not the password', newPassword: `${PASSWORD}-new` } })).body, { statusCode: 401, code: 'INVALID_CREDENTIALS' })
   t.equal((await send('POST', '/auth/password', { ...as(pat), body: { currentPassword: PASSWORD, newPassword: `${PASSWORD}-new` } })).status, 200)
   t.equal((await send('GET', '/users/me', as(pat))).status, 401, 'the token ended with the password')
+
+  t.equal((await send('GET', '/events?limit=3&type=person.created,person.updated', as(admin))).status, 200)
+  t.equal((await send('GET', '/events?type=person.renamed', as(admin))).status, 400)
+  t.equal((await send('GET', '/events', as(editor))).status, 403)
 
   // Deletions last.
   t.equal((await send('DELETE', `/api-keys/${key.body.id as string}`, as(editor))).status, 200)

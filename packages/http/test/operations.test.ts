@@ -19,7 +19,7 @@ t.test('the OpenAPI document is generated from the routes and lists exactly the 
     'GET /person/{id}', 'GET /person/{id}/friends', 'GET /person/{id}/messages',
     'PATCH /person/{id}', 'POST /graphql', 'POST /message', 'POST /person', 'POST /person/{id}',
     'PUT /person/{id}', 'PUT /person/{id}/friends/{friendId}',
-    'GET /openapi.json', 'GET /docs', 'GET /graphiql', 'GET /metrics', 'GET /', 'GET /favicon.ico',
+    'GET /openapi.json', 'GET /docs', 'GET /graphiql', 'GET /metrics', 'GET /events', 'GET /', 'GET /favicon.ico',
     'POST /webhooks', 'GET /webhooks', 'GET /webhooks/{id}', 'PATCH /webhooks/{id}', 'DELETE /webhooks/{id}',
     'GET /webhooks/{id}/deliveries', 'POST /webhooks/{id}/deliveries/{deliveryId}/retry'
   ].sort(), 'no 405 helpers, no asset routes')

@@ -41,6 +41,7 @@ const ROUTES: RouteCase[] = [
   { operation: 'apiKeys.list', method: 'GET', url: () => '/api-keys', status: 200 },
   { operation: 'apiKeys.revoke', method: 'DELETE', url: (f) => `/api-keys/${f.key}`, status: 200 },
   { operation: 'apiKeys.usage', method: 'GET', url: (f) => `/api-keys/${f.key}/usage`, status: 200 },
+  { operation: 'events.list', method: 'GET', url: () => '/events', status: 200 },
   { operation: 'webhooks.create', method: 'POST', url: () => '/webhooks', body: () => ({ url: 'https://hooks.example.org/in', types: ['person.created'] }), status: 201 },
   { operation: 'webhooks.list', method: 'GET', url: () => '/webhooks', status: 200 },
   { operation: 'webhooks.get', method: 'GET', url: (f) => `/webhooks/${f.webhook}`, status: 200 },

@@ -8,7 +8,7 @@ import { kyselyFriendshipRepository } from './friendship/kysely-friendship.repos
 import { kyselyMessageRepository } from './message/kysely-message.repository.js'
 import { kyselyPersonRepository } from './person/kysely-person.repository.js'
 import { sqlPersonProjections } from './person/sql-person-projections.js'
-import { eventWriter, kyselyChangeFeed } from './event/event-log.js'
+import { eventOutbox, kyselyChangeFeed } from './event/event-log.js'
 import { kyselyUnitOfWork } from './unit-of-work.js'
 import { kyselyWebhookRepository } from './webhook/kysely-webhook.repository.js'
 
@@ -21,18 +21,18 @@ export interface RepositoryOptions {
 
 /** The domain's storage ports over one database. */
 export const createRepositories = ({ db, dialect }: DatabaseHandle, { eventSource = DEFAULT_EVENT_SOURCE }: RepositoryOptions = {}): Repositories => {
-  const writeEvents = eventWriter(dialect, eventSource)
+  const outbox = eventOutbox(dialect, eventSource)
   return {
-    people: kyselyPersonRepository(db, dialect, writeEvents),
+    people: kyselyPersonRepository(db, dialect, outbox),
     friendships: kyselyFriendshipRepository(db, dialect),
     projections: sqlPersonProjections(db, dialect),
     messages: kyselyMessageRepository(db, dialect),
-    accounts: kyselyAccountRepository(db, dialect, undefined, writeEvents),
+    accounts: kyselyAccountRepository(db, dialect, undefined, outbox),
     apiKeys: kyselyApiKeyRepository(db),
     apiKeyUsage: kyselyApiKeyUsageRepository(db, dialect),
     idempotency: kyselyIdempotencyRepository(db),
-    unitOfWork: kyselyUnitOfWork(db, dialect, writeEvents),
-    changeFeed: kyselyChangeFeed(db, dialect),
+    unitOfWork: kyselyUnitOfWork(db, dialect, outbox),
+    changeFeed: kyselyChangeFeed(db, dialect, outbox),
     webhooks: kyselyWebhookRepository(db)
   }
 }

@@ -5,21 +5,21 @@ import type { Kysely, Transaction } from 'kysely'
 import { kyselyApiKeyRepository } from './api-key/kysely-api-key.repository.js'
 import type { Database, Dialect } from './database.js'
 import { retryDeadlocks, translateErrors } from './database-errors.js'
-import { pendingEvents, type EventWriter } from './event/event-log.js'
+import { withEvents, type EventOutbox } from './event/event-log.js'
 import { kyselyFriendshipRepository } from './friendship/kysely-friendship.repository.js'
 import { kyselyIdempotencyRepository } from './idempotency/kysely-idempotency.repository.js'
 import { kyselyMessageRepository } from './message/kysely-message.repository.js'
 import { kyselyPersonRepository } from './person/kysely-person.repository.js'
 
 /** The repositories over one transaction, each made when the work first uses it. */
-const portsOver = (trx: Transaction<Database>, dialect: Dialect, changes: TransactionPorts['changes']): TransactionPorts => {
+const portsOver = (trx: Transaction<Database>, dialect: Dialect, outbox: EventOutbox, changes: TransactionPorts['changes']): TransactionPorts => {
   let people: PersonRepository | undefined
   let friendships: FriendshipRepository | undefined
   let messages: MessageRepository | undefined
   let apiKeys: ApiKeyRepository | undefined
   let idempotency: IdempotencyRepository | undefined
   return {
-    get people () { return (people ??= kyselyPersonRepository(trx, dialect)) },
+    get people () { return (people ??= kyselyPersonRepository(trx, dialect, outbox)) },
     get friendships () { return (friendships ??= kyselyFriendshipRepository(trx, dialect)) },
     get messages () { return (messages ??= kyselyMessageRepository(trx, dialect)) },
     get apiKeys () { return (apiKeys ??= kyselyApiKeyRepository(trx)) },
@@ -36,12 +36,7 @@ const portsOver = (trx: Transaction<Database>, dialect: Dialect, changes: Transa
  * last statement (event/event-log.ts). A transaction PostgreSQL rolled back
  * to break a deadlock runs again, from the start.
  */
-export const kyselyUnitOfWork = (db: Kysely<Database>, dialect: Dialect, writeEvents: EventWriter): UnitOfWork => translateErrors({
+export const kyselyUnitOfWork = (db: Kysely<Database>, dialect: Dialect, outbox: EventOutbox): UnitOfWork => translateErrors({
   run: <T>(work: (tx: TransactionPorts) => Promise<T>): Promise<T> =>
-    retryDeadlocks(() => db.transaction().execute(async (trx) => {
-      const changes = pendingEvents()
-      const result = await work(portsOver(trx, dialect, changes))
-      await writeEvents(trx, changes.events)
-      return result
-    }))
+    retryDeadlocks(() => withEvents(db, outbox, (trx, changes) => work(portsOver(trx as Transaction<Database>, dialect, outbox, changes))))
 })

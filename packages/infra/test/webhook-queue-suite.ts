@@ -165,7 +165,7 @@ export const queueSuite = (name: string, open: (t: Teardown) => Promise<Database
     const ada = await useCases.createPerson(actor, { name: 'Ada' })
     await useCases.updatePerson(actor, ada.id, { age: 36 })
     const grace = await useCases.createPerson(actor, { name: 'Grace' })
-    const relay = webhookRelay({ db: database.db, dialect: database.dialect, clock: systemClock, ids, settings: { batch: 2, pollMs: 50, retryWindowMs: 60_000 }, onQueued: () => {}, log: quiet })
+    const relay = webhookRelay({ db: database.db, dialect: database.dialect, feed: ports.changeFeed, clock: systemClock, ids, settings: { batch: 2, pollMs: 50, retryWindowMs: 60_000 }, onQueued: () => {}, log: quiet })
     t.same(await relay.step(), { events: 2, deliveries: 3 })
     t.same(await relay.step(), { events: 1, deliveries: 2 })
     t.same(await relay.step(), { events: 0, deliveries: 0 }, 'read to the end')

@@ -112,6 +112,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
   const relay = webhookRelay({
     db: database.db,
     dialect: database.dialect,
+    feed: ports.changeFeed,
     clock: systemClock,
     ids: ports.ids,
     settings: { batch: 200, pollMs: config.webhookDelivery.pollMs, retryWindowMs: config.webhookDelivery.retryWindowMs },

@@ -115,4 +115,37 @@ export interface ChangeFeed {
   lastPosition(): Promise<number>
   /** Deletes at most `limit` of the oldest events recorded before `before`; answers how many went. */
   pruneBefore(before: Date, limit: number): Promise<number>
+  /**
+   * Calls `listener` after each transaction of this process that recorded
+   * events has committed (other processes' commits are not heard: a reader
+   * that waits polls too). Answers how to stop.
+   */
+  onCommit(listener: () => void): () => void
 }
+
+/** The CloudEvents 1.0 JSON form of an event, as every door sends it (GET /events, webhooks, NATS). */
+export interface CloudEvent {
+  specversion: '1.0'
+  id: string
+  source: string
+  type: ChangeType
+  subject: string
+  time: string
+  datacontenttype: 'application/json'
+  actorkind: ActorKind
+  actorid: string
+  data: ChangeData
+}
+
+export const toCloudEvent = (event: RecordedEvent): CloudEvent => ({
+  specversion: '1.0',
+  id: event.id,
+  source: event.source,
+  type: event.type,
+  subject: event.subject,
+  time: event.time.toISOString(),
+  datacontenttype: 'application/json',
+  actorkind: event.actorKind,
+  actorid: event.actorId,
+  data: event.data
+})

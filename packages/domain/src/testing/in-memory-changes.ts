@@ -12,6 +12,7 @@ export const inMemoryEventLog = (source = '/people-service'): InMemoryEventLog =
   const events: RecordedEvent[] = []
   let last = 0
   let prunedThrough = 0
+  const listeners = new Set<() => void>()
   return {
     events,
     begin () {
@@ -20,6 +21,7 @@ export const inMemoryEventLog = (source = '/people-service'): InMemoryEventLog =
         changes: { record: (event) => { pending.push(event) } },
         commit () {
           for (const event of pending) events.push({ ...structuredClone(event), position: ++last, source })
+          if (pending.length > 0) for (const listener of listeners) listener()
         }
       }
     },
@@ -39,6 +41,10 @@ export const inMemoryEventLog = (source = '/people-service'): InMemoryEventLog =
           count++
         }
         return count
+      },
+      onCommit (listener) {
+        listeners.add(listener)
+        return () => { listeners.delete(listener) }
       }
     }
   }

@@ -71,6 +71,9 @@ export const POLICY = {
   'webhooks.deliveries': needs('admin'),
   'webhooks.retry': needs('admin'),
 
+  // The event log is the audit trail of every change: admins (accounts or keys with the admin scope).
+  'events.list': needs('admin'),
+
   // The GraphQL endpoint as a whole: authenticated (and counted against the
   // caller's budget) by the hook; each field is then checked by its own row.
   graphql: ANY_CALLER

@@ -24,5 +24,8 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   WEBHOOK_NOT_FOUND: 404,
   DELIVERY_NOT_FOUND: 404,
   TOO_MANY_WEBHOOKS: 409,
+  // The events a cursor points after are gone (pruned): RFC 9110's "Gone".
+  EVENTS_EXPIRED: 410,
+  TOO_MANY_WAITS: 429,
   DEPENDENCY_UNAVAILABLE: 503
 }

@@ -60,6 +60,8 @@ export const installErrorHandling = (app: FastifyInstance): void => {
       if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
       // The first request with that key answers within the request timeout.
       if (error.code === 'IDEMPOTENCY_KEY_IN_USE') reply.header('retry-after', '1')
+      // A wait for events ends within EVENT_LIMITS.maxWaitSeconds.
+      if (error.code === 'TOO_MANY_WAITS') reply.header('retry-after', '5')
       return reply.code(status).send(errorBody(status, error.message, error.code))
     }
     const client = clientErrorOf(error)

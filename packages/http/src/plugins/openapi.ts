@@ -26,6 +26,7 @@ export const TAGS = [
   { name: 'messages', description: 'Messages sent to people' },
   { name: 'auth', description: 'Logging in, accounts and API keys' },
   { name: 'graphql', description: 'The same data through GraphQL (schema and limits: GRAPHQL.md)' },
+  { name: 'events', description: 'Every change as a CloudEvent, in commit order: the audit trail, for other systems' },
   { name: 'webhooks', description: 'Events POSTed to other systems, signed (Standard Webhooks), and the log of their deliveries' },
   { name: 'operations', description: 'Health, metrics and this document' },
   { name: 'docs', description: 'Pages for people: these docs and the GraphQL editor' }

@@ -58,7 +58,41 @@ export const EXAMPLES = {
   },
   health: { status: 'ok' },
   root: { name: 'People Service', version: '0.1.0', docs: '/docs', graphiql: '/graphiql', openapi: '/openapi.json' },
-  unavailable: { status: 'unavailable' }
+  unavailable: { status: 'unavailable' },
+  events: [
+    {
+      specversion: '1.0',
+      id: '0192f6c7-3333-7000-8000-000000000003',
+      source: '/people-service',
+      type: 'person.updated',
+      subject: `/person/${ADA_ID}`,
+      time: AT,
+      datacontenttype: 'application/json',
+      actorkind: 'apikey',
+      actorid: '0192f6c6-2222-7000-8000-000000000002',
+      data: {
+        id: ADA_ID,
+        name: 'Ada Lovelace',
+        age: 36,
+        email: 'ada@example.org',
+        address: { street: '12 St James\'s Square', city: 'London', country: 'UK' },
+        createdAt: AT,
+        updatedAt: AT
+      }
+    },
+    {
+      specversion: '1.0',
+      id: '0192f6c7-3333-7000-8000-000000000004',
+      source: '/people-service',
+      type: 'friendship.deleted',
+      subject: `/person/${ADA_ID}/friends/${GRACE_ID}`,
+      time: AT,
+      datacontenttype: 'application/json',
+      actorkind: 'account',
+      actorid: ADMIN_ID,
+      data: { personId: ADA_ID, friendId: GRACE_ID }
+    }
+  ]
 } as const
 
 export const EXAMPLE_IDS = { person: ADA_ID, friend: GRACE_ID } as const

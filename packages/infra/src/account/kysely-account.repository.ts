@@ -4,7 +4,7 @@ import type { AccountRow, Database, Dialect } from '../database.js'
 import { isUniqueViolation, translateErrors } from '../database-errors.js'
 import { toDate } from '../person/person.rows.js'
 import { accountDeletion, type AccountDeletionSteps } from './account-deletion.js'
-import { eventWriter, pendingEvents, type EventWriter } from '../event/event-log.js'
+import { eventOutbox, withEvents, type EventOutbox } from '../event/event-log.js'
 
 type AccountDeletion = ReturnType<typeof accountDeletion>
 
@@ -74,7 +74,7 @@ const changeSetOf = (trx: Transaction<Database>, deletion: AccountDeletion, chan
 })
 
 export const kyselyAccountRepository = (
-  db: Kysely<Database>, dialect: Dialect, steps?: AccountDeletionSteps, writeEvents: EventWriter = eventWriter(dialect, DEFAULT_EVENT_SOURCE)
+  db: Kysely<Database>, dialect: Dialect, steps?: AccountDeletionSteps, outbox: EventOutbox = eventOutbox(dialect, DEFAULT_EVENT_SOURCE)
 ): AccountRepository => {
   const deletion = accountDeletion(dialect, steps)
   // Byte order on both databases: SQLite compares text that way; PostgreSQL
@@ -100,15 +100,12 @@ export const kyselyAccountRepository = (
     shedKeys: deletion.shedKeys(db),
 
     changeExclusively (work) {
-      return db.transaction().execute(async (trx) => {
+      return withEvents(db, outbox, async (trx, changes) => {
         // SQLite runs one explicit transaction at a time already. PostgreSQL
         // would let two read the same admins and both demote one: this lock
         // makes account writes wait, while plain reads (logins) go on.
         if (dialect === 'postgres') await sql`lock table account in exclusive mode`.execute(trx)
-        const changes = pendingEvents()
-        const result = await work(changeSetOf(trx, deletion, changes))
-        await writeEvents(trx, changes.events)
-        return result
+        return work(changeSetOf(trx as Transaction<Database>, deletion, changes))
       })
     }
   })

@@ -39,8 +39,48 @@ const sqliteInsert = (count: number): string =>
 
 export type EventWriter = (db: Kysely<Database>, events: readonly ChangeEvent[]) => Promise<void>
 
+/**
+ * Where the stores put their events: `write` inside the transaction, as its
+ * last statement; `committed` once it has committed, which wakes whoever
+ * listens (`onCommit`: readers waiting for news, relays).
+ */
+export interface EventOutbox {
+  write: EventWriter
+  committed(): void
+  onCommit(listener: () => void): () => void
+}
+
+export const eventOutbox = (dialect: Dialect, source: string): EventOutbox => {
+  const listeners = new Set<() => void>()
+  return {
+    write: eventWriter(dialect, source),
+    committed () {
+      for (const listener of listeners) listener()
+    },
+    onCommit (listener) {
+      listeners.add(listener)
+      return () => { listeners.delete(listener) }
+    }
+  }
+}
+
+/**
+ * Runs `work` in a transaction of `db` and writes the events it recorded
+ * just before the commit; tells the outbox once committed.
+ */
+export const withEvents = async <T>(db: Kysely<Database>, outbox: EventOutbox, work: (trx: Kysely<Database>, changes: ChangeLog) => Promise<T>): Promise<T> => {
+  const changes = pendingEvents()
+  const result = await db.transaction().execute(async (trx) => {
+    const result = await work(trx, changes)
+    await outbox.write(trx, changes.events)
+    return result
+  })
+  if (changes.events.length > 0) outbox.committed()
+  return result
+}
+
 /** Writes a transaction's events, numbered in commit order; `db` is the transaction. */
-export const eventWriter = (dialect: Dialect, source: string): EventWriter => {
+const eventWriter = (dialect: Dialect, source: string): EventWriter => {
   if (dialect === 'postgres') {
     return async (db, events) => {
       if (events.length === 0) return
@@ -96,9 +136,9 @@ const toEvent = (row: EventRow): RecordedEvent => {
 }
 
 /** The committed events, read in position order (GET /events, webhooks, NATS). */
-export const kyselyChangeFeed = (db: Kysely<Database>, dialect: Dialect): ChangeFeed => {
+export const kyselyChangeFeed = (db: Kysely<Database>, dialect: Dialect, outbox: Pick<EventOutbox, 'onCommit'>): ChangeFeed => {
   const position = (value: number) => (dialect === 'postgres' ? String(value) : value)
-  return translateErrors({
+  const reads: Omit<ChangeFeed, 'onCommit'> = translateErrors<Omit<ChangeFeed, 'onCommit'>>({
     async after ({ after, limit, types, subject }) {
       let query = db.selectFrom('event').selectAll().where('position', '>', position(after))
       if (types !== undefined) query = query.where('type', 'in', [...types])
@@ -135,4 +175,5 @@ export const kyselyChangeFeed = (db: Kysely<Database>, dialect: Dialect): Change
       })
     }
   })
+  return { ...reads, onCommit: outbox.onCommit }
 }

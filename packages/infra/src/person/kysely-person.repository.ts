@@ -5,12 +5,12 @@ import { translateErrors } from '../database-errors.js'
 import { param, prepareQuery, prepareSql } from '../prepared-query.js'
 import { boundIds, idsIn, summariesJson, type SummariesJsonRow } from '../sql-dialect.js'
 import { nameSearch } from './name-search.js'
-import type { EventWriter } from '../event/event-log.js'
+import type { EventOutbox } from '../event/event-log.js'
 import { DELETION_STEPS, personDeletion } from './person-deletion.js'
 import { toPerson, toPersonRow } from './person.rows.js'
 
-/** `writeEvents` writes the events of a deletion (PersonRepository.delete), in its transaction. */
-export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect, writeEvents?: EventWriter): PersonRepository => {
+/** `outbox` takes the events of a deletion (PersonRepository.delete), in its transaction. */
+export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect, outbox?: EventOutbox): PersonRepository => {
   // One statement whatever the number of ids (bound as one array).
   const byIds = prepareQuery<PersonRow, { ids: unknown }>(db, db.selectFrom('person').selectAll().where(idsIn(dialect, 'id', param('ids'))))
   const byId = prepareQuery<PersonRow, { id: string }>(db, db.selectFrom('person').selectAll().where('id', '=', param<string>('id')))
@@ -70,6 +70,6 @@ export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect, w
       return result.numUpdatedRows > 0n
     },
 
-    delete: personDeletion(db, dialect, DELETION_STEPS, writeEvents)
+    delete: personDeletion(db, dialect, DELETION_STEPS, outbox)
   })
 }

@@ -2,7 +2,7 @@ import { DEFAULT_EVENT_SOURCE, type ChangeEvent, type PersonRepository } from '@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Database, Dialect } from '../database.js'
 import { retryDeadlocks } from '../database-errors.js'
-import { eventWriter, type EventWriter } from '../event/event-log.js'
+import { eventOutbox, withEvents, type EventOutbox } from '../event/event-log.js'
 
 /*
  * Deleting a person deletes what points at them: the messages sent to them
@@ -45,7 +45,7 @@ type Db = Kysely<Database>
 
 export const personDeletion = (
   db: Db, dialect: Dialect, { messageRows, friendRows }: DeletionSteps = DELETION_STEPS,
-  writeEvents: EventWriter = eventWriter(dialect, DEFAULT_EVENT_SOURCE)
+  outbox: EventOutbox = eventOutbox(dialect, DEFAULT_EVENT_SOURCE)
 ): PersonRepository['delete'] => {
   // Friendships and messages go by ON DELETE CASCADE and the trigger, in
   // the same statement; `only` narrows which person it may delete.
@@ -57,18 +57,24 @@ export const personDeletion = (
     return result.numDeletedRows > 0n
   }
   // The row and its events commit together, or neither.
-  const deleteWith = async (executor: Db, events: readonly ChangeEvent[], id: string, expectedVersion?: number, only?: RawBuilder<boolean>): Promise<boolean> => {
-    if (!await deleteOn(executor, id, expectedVersion, only)) return false
-    await writeEvents(executor, events)
-    return true
-  }
   const deleteNow = async (events: readonly ChangeEvent[], id: string, expectedVersion?: number, only?: RawBuilder<boolean>): Promise<boolean> =>
     events.length === 0
       ? deleteOn(db, id, expectedVersion, only)
-      : db.transaction().execute((trx) => deleteWith(trx, events, id, expectedVersion, only))
+      : withEvents(db, outbox, async (trx, changes) => {
+        const deleted = await deleteOn(trx, id, expectedVersion, only)
+        if (deleted) for (const event of events) changes.record(event)
+        return deleted
+      })
   // The one statement deletes everything at once where it does not run on
-  // the event loop, and inside a transaction another one cannot be begun.
-  if (db.isTransaction) return async (id, expectedVersion, _beforeNextStep, events = []) => deleteWith(db, events, id, expectedVersion)
+  // the event loop, and inside a transaction another one cannot be begun:
+  // the events are written with it, and the transaction's owner commits.
+  if (db.isTransaction) {
+    return async (id, expectedVersion, _beforeNextStep, events = []) => {
+      if (!await deleteOn(db, id, expectedVersion)) return false
+      await outbox.write(db, events)
+      return true
+    }
+  }
   // Two friends deleted at once take their friendship's two rows in
   // opposite orders (cascade and trigger): PostgreSQL breaks the deadlock
   // by rolling one statement back, and it runs again.

@@ -1,4 +1,4 @@
-import { checkEventTypes, cloudEventOf, type Clock, type IdGenerator, wantsEvent } from '@people-service/domain'
+import { type ChangeFeed, checkEventTypes, type Clock, type IdGenerator, toCloudEvent, wantsEvent } from '@people-service/domain'
 import { sql, type Kysely } from 'kysely'
 import type { Database, Dialect, WebhookDeliveryTable } from '../database.js'
 import { kyselyChangeFeed } from '../event/event-log.js'
@@ -14,6 +14,12 @@ export interface RelaySettings {
 
 const INSERT_CHUNK = 200
 
+/** How long after a commit of this process the relay steps: the commits of a burst share one step. */
+const COMMIT_COALESCE_MS = 20
+
+// The feed the relay reads through its own transaction is for reading only.
+const NO_COMMITS = { onCommit: () => () => {} }
+
 /**
  * Turns the event log into deliveries: one row per event and enabled
  * webhook that wants its type, in the log's order, after the position
@@ -25,6 +31,8 @@ const INSERT_CHUNK = 200
 export const webhookRelay = (options: {
   db: Kysely<Database>
   dialect: Dialect
+  /** The log: its last position, and word of this process' commits, which start a step at once. */
+  feed: Pick<ChangeFeed, 'lastPosition' | 'onCommit'>
   clock: Clock
   ids: IdGenerator
   settings: RelaySettings
@@ -41,7 +49,7 @@ export const webhookRelay = (options: {
   const step = (): Promise<{ events: number, deliveries: number }> => db.transaction().execute(async (trx) => {
     const relay = await trx.updateTable('webhook_relay').set({ position: sql`position` }).where('id', '=', 1).returning('position').executeTakeFirstOrThrow()
     // Read in the same transaction: on SQLite it holds the one connection.
-    const batch = await kyselyChangeFeed(trx, dialect).after({ after: Number(relay.position), limit: settings.batch })
+    const batch = await kyselyChangeFeed(trx, dialect, NO_COMMITS).after({ after: Number(relay.position), limit: settings.batch })
     const last = batch.at(-1)
     if (last === undefined) return { events: 0, deliveries: 0 }
     const webhooks = (await trx.selectFrom('webhook').select(['id', 'types']).where('disabled', '=', 0).orderBy('id').execute())
@@ -51,7 +59,7 @@ export const webhookRelay = (options: {
     const giveUpAt = new Date(now.getTime() + settings.retryWindowMs).toISOString()
     const rows: WebhookDeliveryTable[] = []
     for (const event of batch) {
-      const body = JSON.stringify(cloudEventOf(event))
+      const body = JSON.stringify(toCloudEvent(event))
       for (const webhook of webhooks) {
         if (!wantsEvent(webhook, event.type)) continue
         rows.push({
@@ -71,7 +79,7 @@ export const webhookRelay = (options: {
   /** Whether the log holds events past the relay's position: two reads, no write, when it does not. */
   const behind = async (): Promise<boolean> => {
     const relay = await db.selectFrom('webhook_relay').select('position').where('id', '=', 1).executeTakeFirstOrThrow()
-    return await kyselyChangeFeed(db, dialect).lastPosition() > Number(relay.position)
+    return await options.feed.lastPosition() > Number(relay.position)
   }
 
   /** Steps until the log is read to the end. */
@@ -85,19 +93,55 @@ export const webhookRelay = (options: {
     }
   }
 
-  const tick = () => {
+  let running = false
+  let again = false
+  let unsubscribe: (() => void) | undefined
+
+  const tick = (): void => {
+    clearTimeout(timer)
+    soon = false
+    if (stopped) return
+    if (running) {
+      again = true
+      return
+    }
+    running = true
     current = drain()
       .catch((error: unknown) => options.log.error({ err: error }, 'events could not be turned into webhook deliveries; trying again'))
       .finally(() => {
-        if (!stopped) timer = setTimeout(tick, settings.pollMs)
+        running = false
+        if (stopped) return
+        if (again) {
+          again = false
+          timer = setTimeout(tick, COMMIT_COALESCE_MS)
+        } else {
+          timer = setTimeout(tick, settings.pollMs)
+        }
       })
+  }
+
+  let soon = false
+  /** A commit of this process: a step soon, one for every commit of a burst. */
+  const nudge = (): void => {
+    if (running) {
+      again = true
+      return
+    }
+    if (soon) return
+    soon = true
+    clearTimeout(timer)
+    timer = setTimeout(tick, COMMIT_COALESCE_MS)
   }
 
   return {
     step,
-    start () { tick() },
+    start () {
+      unsubscribe = options.feed.onCommit(nudge)
+      tick()
+    },
     async stop () {
       stopped = true
+      unsubscribe?.()
       clearTimeout(timer)
       await current
     }
