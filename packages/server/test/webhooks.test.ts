@@ -63,7 +63,7 @@ const server = async (t: Teardown, env: Record<string, string> = {}) => {
 
 t.test('a change reaches the receiver as a signed CloudEvent that standardwebhooks verifies; the secret is shown once', async (t) => {
   const hooks = await receiver(t)
-  const { api } = await server(t)
+  const { api, logs } = await server(t, { LOG_LEVEL: 'trace' })
   const created = await api('POST', '/webhooks', { url: `${hooks.url}/in`, types: ['person.created', 'person.updated'] })
   t.equal(created.status, 201)
   const { id, secret } = created.json() as { id: string, secret: string }
@@ -82,6 +82,8 @@ t.test('a change reaches the receiver as a signed CloudEvent that standardwebhoo
   t.equal(hooks.received.length, 2, 'only the types it asked for')
   const log = (await api('GET', `/webhooks/${id}/deliveries`)).json() as Array<Record<string, unknown>>
   t.match(log, [{ eventId: events[1]!.id, status: 'delivered', attempts: 1, lastStatusCode: 200, nextAttemptAt: null }, { eventId: events[0]!.id, status: 'delivered' }], 'newest first')
+  t.ok(logs.length > 10, 'logged at trace level')
+  t.notOk(logs.some((line) => line.includes(secret.slice(6))), 'the secret is in no log line')
 })
 
 t.test('retried with back-off until a 2xx; past the window failed; a manual retry sends it again', async (t) => {
