@@ -34,6 +34,7 @@ import { peopleRoutes } from './routes/people.routes.js'
 import { personRoutes } from './routes/person.routes.js'
 import { usersRoutes } from './routes/users.routes.js'
 import { eventsRoutes } from './routes/events.routes.js'
+import { eventLogFigures } from './events/event-figures.js'
 import type { EventWaitLimits } from './events/event-waits.js'
 import { webhooksRoutes } from './routes/webhooks.routes.js'
 import { ErrorSchema } from './schemas/error.schema.js'
@@ -175,7 +176,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   await registerCors(app, { origins: options.corsOrigins ?? [] })
   await registerUnderPressure(app, options.pressure ?? { maxEventLoopDelay: 1000 })
   await registerOpenApi(app)
-  await registerMetrics(app, durations, options.metrics ?? {})
+  await registerMetrics(app, durations, { eventLog: eventLogFigures(options.ports.changeFeed, options.ports.clock), ...options.metrics })
   for (const schema of [ErrorSchema, PersonSchema, PersonIdSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const { messageBus, ports } = wireMessageBus(app, options)

@@ -192,7 +192,7 @@ t.test('events are valid CloudEvents 1.0 (the cloudevents SDK\'s validation)', a
 })
 
 t.test('GET /events: pages oldest first with a Link on every page, filters, refuses bad input', async (t) => {
-  const { call, admin, key, newEvents } = await setup(t)
+  const { call, admin, key, newEvents, url } = await setup(t)
   await newEvents()
   const start = nextOf(await call('GET', '/events?limit=1000', admin))
   const people = []
@@ -224,6 +224,12 @@ t.test('GET /events: pages oldest first with a Link on every page, filters, refu
     t.equal(answer.status, 400, query)
     t.ok(typeof answer.body.message === 'string' && answer.body.message.length > 0, `${query}: says why`)
   }
+  const metrics = await fetch(`${url}/metrics`, { headers: admin })
+  const text = await metrics.text()
+  const figure = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
+  t.equal(figure('events_retained'), figure('events_last_position'), '/metrics: every event is kept (none pruned)')
+  t.ok(figure('events_last_position') >= 6, '/metrics: the last position')
+  t.ok(figure('events_oldest_age_seconds') >= 0 && figure('events_oldest_age_seconds') < 60, '/metrics: the oldest event\'s age')
   t.equal((await call('GET', '/events')).status, 401, 'no credentials')
   t.equal((await call('GET', '/events', key)).status, 403, 'no admin scope')
 })
@@ -288,4 +294,22 @@ t.test('GET /events: a cursor older than what was pruned is 410 EVENTS_EXPIRED',
   t.same(fresh.body, [])
   await call('POST', '/person', key, { name: 'C' })
   t.same((await call('GET', nextOf(fresh), admin)).body.map((e: Event) => e.data.name), ['C'], 'and goes on from there')
+})
+
+t.test('an update that changes nothing keeps the version, ETag and updatedAt, and records no event', async (t) => {
+  const { call, key, newEvents } = await setup(t)
+  const ada = (await call('POST', '/person', key, { name: 'Ada', age: 36, address: { city: 'London' } })).body
+  await call('PATCH', `/person/${ada.id}`, key, { age: 37 })
+  const before = await call('GET', `/person/${ada.id}`, key)
+  await newEvents()
+  for (const [method, body] of [['PUT', {}], ['PATCH', { age: 37 }], ['POST', { name: 'Ada', address: { city: 'London' } }], ['PUT', { address: { country: null } }]] as const) {
+    const answer = await call(method, `/person/${ada.id}`, key, body)
+    t.equal(answer.status, 200, `${method} ${JSON.stringify(body)}`)
+    t.equal(answer.headers.get('etag'), before.headers.get('etag'), `${method} ${JSON.stringify(body)}: the same ETag`)
+    t.same(answer.body, before.body, 'the same person, updatedAt included')
+  }
+  t.same(await newEvents(), [], 'no event')
+  const changed = await call('PUT', `/person/${ada.id}`, key, { address: { country: 'UK' } })
+  t.not(changed.headers.get('etag'), before.headers.get('etag'), 'a real change moves the ETag')
+  t.equal((await newEvents()).length, 1)
 })

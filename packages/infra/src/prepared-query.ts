@@ -46,16 +46,25 @@ export const param = <T>(name: string): T => `${PLACEHOLDER}${name}` as T
  * Compiles `query` once. Every value in it must be a `param()`: a literal
  * value would be bound as compiled, whatever the call passes.
  */
-export const prepareQuery = <Row, Params extends Record<string, unknown>>(db: Kysely<Database>, query: Compilable<Row>) => {
-  const compiled = query.compile()
-  const names = compiled.parameters.map((value) => {
-    if (typeof value !== 'string' || !value.startsWith(PLACEHOLDER)) throw new Error(`a prepared query takes its values from param(), not ${String(value)}: ${compiled.sql}`)
-    return value.slice(PLACEHOLDER.length)
-  })
+export const prepareQuery = <Row, Params extends Record<string, unknown>>(db: Kysely<Database>, query: Compilable<Row> | (() => Compilable<Row>)) => {
+  // Compiled at the first call: a repository made for one transaction (a
+  // unit of work's) compiles only the queries that transaction runs.
+  let prepared: { compiled: CompiledQuery, names: string[] } | undefined
+  const prepare = () => {
+    const compiled = (typeof query === 'function' ? query() : query).compile()
+    const names = compiled.parameters.map((value) => {
+      if (typeof value !== 'string' || !value.startsWith(PLACEHOLDER)) throw new Error(`a prepared query takes its values from param(), not ${String(value)}: ${compiled.sql}`)
+      return value.slice(PLACEHOLDER.length)
+    })
+    return { compiled, names }
+  }
   const read = rowsReader(db)
-  return async (params: Params): Promise<Row[]> => read<Row>({ ...compiled, parameters: names.map((name) => params[name]) })
+  return async (params: Params): Promise<Row[]> => {
+    const { compiled, names } = (prepared ??= prepare())
+    return read<Row>({ ...compiled, parameters: names.map((name) => params[name]) })
+  }
 }
 
 /** `prepareQuery` for hand-written SQL (`sql` template), whose values are all `param()`s. */
-export const prepareSql = <Row, Params extends Record<string, unknown>>(db: Kysely<Database>, query: RawBuilder<Row>) =>
-  prepareQuery<Row, Params>(db, { compile: () => query.compile(db) })
+export const prepareSql = <Row, Params extends Record<string, unknown>>(db: Kysely<Database>, query: RawBuilder<Row> | (() => RawBuilder<Row>)) =>
+  prepareQuery<Row, Params>(db, { compile: () => (typeof query === 'function' ? query() : query).compile(db) })

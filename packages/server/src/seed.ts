@@ -22,6 +22,9 @@ on a terminal), the result and the time taken to stdout. Each table loads in
 one transaction, which an interruption undoes; meanwhile the table is locked,
 and what it can do without is built at the end: seed a database no server is
 busy with.
+
+Seeding records no events (GET /events, webhooks, NATS): synthetic data is not
+a change anyone made, and a million people would flood every consumer.
 `
 
 const count = (value: string | undefined, name: string, fallback: number): number => {
@@ -50,7 +53,7 @@ const main = async (): Promise<void> => {
     await migrateToLatest(database)
     const result = await seedDatabase(database, { ...options, onProgress: seedProgress(process.stderr) })
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
-    process.stdout.write(`seeded ${result.ids.length} people, ${result.friendships} friendships, ${result.messages} messages in ${seconds} s\n`)
+    process.stdout.write(`seeded ${result.ids.length} people, ${result.friendships} friendships, ${result.messages} messages in ${seconds} s; no events recorded\n`)
   } finally {
     await database.close()
   }

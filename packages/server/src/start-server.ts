@@ -9,6 +9,7 @@ import {
   webhookDestinations, webhookDispatcher, webhookRelay, type Redis
 } from '@people-service/infra'
 import type { Config } from './config.js'
+import { startEventPruning } from './event-pruning.js'
 import { defaultMaxConnections, openFileLimit } from './open-files.js'
 import { openDatabase } from './open-database.js'
 import { setTraceHeaders } from './trace-context.js'
@@ -164,9 +165,16 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
       ...(options.logStream === undefined ? {} : { stream: options.logStream })
     }
   })
+  const pruning = startEventPruning({
+    feed: ports.changeFeed,
+    clock: ports.clock,
+    retentionDays: config.eventRetentionDays,
+    onError: (error) => app.log.warn({ err: error }, 'events older than EVENTS_RETENTION_DAYS could not be pruned; trying again in a minute')
+  })
   // onClose hooks run last-registered first, so this one runs before the
   // app's own: store the usage counted so far while the database is open.
   app.addHook('onClose', async () => {
+    await pruning.stop()
     await relay.stop()
     await dispatcher.stop()
     await app.access.useCases.usageMeter.flush().catch((error: unknown) => {

@@ -14,7 +14,7 @@ t.test('npm run seed fills the configured database, and a second run adds to it'
   const url = tempDatabaseUrl(t)
   const first = seed(url, ['--people', '40', '--friends', '4', '--messages', '2'])
   t.equal(first.status, 0, first.stderr)
-  t.match(first.stdout, /^seeded 40 people, 80 friendships, 80 messages in \d+\.\d s\n$/)
+  t.match(first.stdout, /^seeded 40 people, 80 friendships, 80 messages in \d+\.\d s; no events recorded\n$/)
   // Not a terminal: plain lines on stderr, one as each table is done, no bar drawn over itself.
   for (const done of ['people 40 / 40', 'friendships 80 / 80', 'messages 80 / 80']) {
     t.match(first.stderr, new RegExp(`^${done} \\(100%\\) done in \\d+\\.\\d s, \\d+\\.\\d s in all$`, 'm'))
@@ -24,9 +24,10 @@ t.test('npm run seed fills the configured database, and a second run adds to it'
 
   const handle = createDatabase({ url })
   t.teardown(() => handle.close())
-  const { people, friendships, messages } = createRepositories(handle)
+  const { people, friendships, messages, changeFeed } = createRepositories(handle)
   const everyone = await people.list({ limit: 100 })
   t.equal(everyone.length, 50)
+  t.equal(await changeFeed.lastPosition(), 0, 'seeding records no event: the log holds changes people made')
   const first40 = everyone.slice(0, 40)
   t.same(await Promise.all(first40.map(async ({ id }) => (await friendships.listFriends(id, 10)).length)), first40.map(() => 4), 'four friends each')
   t.equal((await messages.listForPerson(first40[0]?.id as string, { limit: 10 })).length, 2)

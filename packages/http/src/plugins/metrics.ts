@@ -14,10 +14,22 @@ export interface WebhookStats {
   oldestPending(): Promise<Array<{ webhookId: string, since: Date }>>
 }
 
+/** The event log (GET /events), as a scrape sees it. */
+export interface EventLogFigures {
+  /** The last position given: every event ever recorded. */
+  lastPosition: number
+  /** Events kept (recorded and not yet pruned). */
+  retained: number
+  /** Age of the oldest event kept, in seconds; 0 when none is. */
+  oldestAgeSeconds: number
+}
+
 export interface MetricsOptions {
   /** Connections of the database pool, when there is one (PostgreSQL). */
   poolStats?: () => PoolStats
   webhooks?: WebhookStats
+  /** Read at each scrape; a failure leaves the event series out of that scrape. */
+  eventLog?: () => Promise<EventLogFigures>
 }
 
 // Probes and the scrape itself would drown the figures of the API.
@@ -65,7 +77,7 @@ export const installRequestDurations = (app: FastifyInstance): RequestDurations 
   return durations
 }
 
-export const registerMetrics = async (app: FastifyInstance, durations: RequestDurations, { poolStats, webhooks }: MetricsOptions): Promise<void> => {
+export const registerMetrics = async (app: FastifyInstance, durations: RequestDurations, { poolStats, eventLog, webhooks }: MetricsOptions): Promise<void> => {
   await app.register(fastifyMetrics.default, {
     // As every GET of the service, answered to HEAD too (the plugin's own
     // route refuses it: 405); who may read it is the URL's row (policy.ts).
@@ -102,6 +114,24 @@ export const registerMetrics = async (app: FastifyInstance, durations: RequestDu
         for (const { webhookId, since } of pending) this.set({ webhook: webhookId }, Math.max(0, (now - since.getTime()) / 1000))
       }
     }) as never)
+  }
+
+  if (eventLog !== undefined) {
+    // One read of the log per scrape, shared by its three series.
+    let figures: Promise<EventLogFigures | undefined> | undefined
+    const read = (): Promise<EventLogFigures | undefined> => (figures ??= eventLog().catch(() => undefined).finally(() => { setImmediate(() => { figures = undefined }) }))
+    const gauge = (name: string, help: string, value: (f: EventLogFigures) => number) => new Gauge({
+      name,
+      help,
+      registers: [],
+      async collect () {
+        const f = await read()
+        if (f !== undefined) this.set(value(f))
+      }
+    })
+    register.registerMetric(gauge('events_last_position', 'Position of the last event recorded: its rate is events per second', (f) => f.lastPosition))
+    register.registerMetric(gauge('events_retained', 'Events kept in the log (recorded, not yet pruned by EVENTS_RETENTION_DAYS)', (f) => f.retained))
+    register.registerMetric(gauge('events_oldest_age_seconds', 'Age of the oldest event kept: about EVENTS_RETENTION_DAYS when pruning keeps up', (f) => f.oldestAgeSeconds))
   }
 
   if (poolStats === undefined) return

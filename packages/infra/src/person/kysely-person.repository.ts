@@ -12,27 +12,28 @@ import { toPerson, toPersonRow } from './person.rows.js'
 /** `outbox` takes the events of a deletion (PersonRepository.delete), in its transaction. */
 export const kyselyPersonRepository = (db: Kysely<Database>, dialect: Dialect, outbox?: EventOutbox): PersonRepository => {
   // One statement whatever the number of ids (bound as one array).
-  const byIds = prepareQuery<PersonRow, { ids: unknown }>(db, db.selectFrom('person').selectAll().where(idsIn(dialect, 'id', param('ids'))))
-  const byId = prepareQuery<PersonRow, { id: string }>(db, db.selectFrom('person').selectAll().where('id', '=', param<string>('id')))
+  const byIds = prepareQuery<PersonRow, { ids: unknown }>(db, () => db.selectFrom('person').selectAll().where(idsIn(dialect, 'id', param('ids'))))
+  const byId = prepareQuery<PersonRow, { id: string }>(db, () => db.selectFrom('person').selectAll().where('id', '=', param<string>('id')))
   const firstPage = prepareQuery<PersonSummary, { limit: number }>(db,
-    db.selectFrom('person').select(['person.id', 'person.name']).orderBy('person.id').limit(param<number>('limit')))
+    () => db.selectFrom('person').select(['person.id', 'person.name']).orderBy('person.id').limit(param<number>('limit')))
   const pageAfter = prepareQuery<PersonSummary, { afterId: string, limit: number }>(db,
-    db.selectFrom('person').select(['person.id', 'person.name']).where('person.id', '>', param<string>('afterId')).orderBy('person.id').limit(param<number>('limit')))
+    () => db.selectFrom('person').select(['person.id', 'person.name']).where('person.id', '>', param<string>('afterId')).orderBy('person.id').limit(param<number>('limit')))
 
   // Pages as JSON built by the database (a page of 100 on SQLite at 100k
   // people: 28 µs, against 99 µs for the rows and JSON.stringify).
-  const summaries = db.selectFrom('person').select(['person.id', 'person.name'])
+  const summaries = () => db.selectFrom('person').select(['person.id', 'person.name'])
   const later = (lastId: Expression<string>) => db.selectFrom('person').select(sql.lit(1).as('one')).where('person.id', '>', lastId)
   const firstPageJson = prepareSql<SummariesJsonRow, { limit: number }>(db,
-    summariesJson(dialect, summaries.orderBy('person.id').limit(param<number>('limit')), later))
+    () => summariesJson(dialect, summaries().orderBy('person.id').limit(param<number>('limit')), later))
   const pageAfterJson = prepareSql<SummariesJsonRow, { afterId: string, limit: number }>(db,
-    summariesJson(dialect, summaries.where('person.id', '>', param<string>('afterId')).orderBy('person.id').limit(param<number>('limit')), later))
+    () => summariesJson(dialect, summaries().where('person.id', '>', param<string>('afterId')).orderBy('person.id').limit(param<number>('limit')), later))
   const toSummariesJson = ([row]: SummariesJsonRow[]): PersonSummariesJson =>
     ({ json: row?.json ?? '[]', lastId: row?.lastId ?? undefined, more: Boolean(row?.more) })
-  const search = nameSearch(db, dialect)
+  // Made at the first search: a repository made for one transaction searches no names.
+  let search: ReturnType<typeof nameSearch> | undefined
   const list: PersonRepository['list'] = async (query) => {
     const { limit, afterId, nameContains } = query
-    if (nameContains !== undefined) return search({ ...query, nameContains })
+    if (nameContains !== undefined) return (search ??= nameSearch(db, dialect))({ ...query, nameContains })
     return afterId === undefined ? firstPage({ limit }) : pageAfter({ afterId, limit })
   }
 

@@ -82,7 +82,7 @@ export class GroupCommitDriver implements Driver {
     this.#held = { done: new Promise((resolve) => { release = resolve }), release }
     try {
       this.#join()
-      this.#db.exec(`savepoint ${TRANSACTION}`)
+      this.#prepare(`savepoint ${TRANSACTION}`).run([])
     } catch (error) {
       this.#release()
       this.#checkGroup(error)
@@ -96,7 +96,7 @@ export class GroupCommitDriver implements Driver {
     // (#release), and its failure must reach this transaction too.
     const durable = this.#committed()
     try {
-      this.#end(connection, `release ${TRANSACTION}`)
+      this.#end(connection, [`release ${TRANSACTION}`])
     } catch (error) {
       durable.catch(() => {})
       throw error
@@ -105,7 +105,7 @@ export class GroupCommitDriver implements Driver {
   }
 
   async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
-    this.#end(connection, `rollback to ${TRANSACTION}; release ${TRANSACTION}`)
+    this.#end(connection, [`rollback to ${TRANSACTION}`, `release ${TRANSACTION}`])
   }
 
   async destroy (): Promise<void> {
@@ -199,10 +199,11 @@ export class GroupCommitDriver implements Driver {
     await new Promise<void>((resolve, reject) => { this.#waiters.push({ resolve, reject }) })
   }
 
-  #end (connection: DatabaseConnection, statement: string): void {
+  // Prepared once (#prepare keeps them): exec parsed them again for every transaction.
+  #end (connection: DatabaseConnection, statements: readonly string[]): void {
     (connection as GroupCommitConnection).inTransaction = false
     try {
-      this.#db.exec(statement)
+      for (const statement of statements) this.#prepare(statement).run([])
     } catch (error) {
       this.#release()
       this.#checkGroup(error)
