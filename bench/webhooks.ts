@@ -30,8 +30,15 @@ const run = async (withWebhook: boolean) => {
   const dir = mkdtempSync(join(tmpdir(), 'people-service-bench-webhooks-'))
   const child = spawn(process.execPath, [MAIN], {
     env: {
-      ...process.env, PORT: String(PORT), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'people.db')}`, ADMIN_PASSWORD: PASSWORD,
-      WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn', JWT_SECRET: 'a-bench-secret-that-is-long-enough-for-hs256'
+      ...process.env,
+      PORT: String(PORT),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${join(dir, 'people.db')}`,
+      ADMIN_PASSWORD: PASSWORD,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      RATE_LIMIT_MAX: '0',
+      LOG_LEVEL: 'warn',
+      JWT_SECRET: 'a-bench-secret-that-is-long-enough-for-hs256'
     },
     stdio: 'ignore'
   })

@@ -24,8 +24,13 @@ export const receiver = async (t: Teardown, answer: (request: Received, response
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const entry = {
-        id: String(request.headers['webhook-id']), timestamp: String(request.headers['webhook-timestamp']), signature: String(request.headers['webhook-signature']),
-        body: Buffer.concat(chunks).toString('utf8'), contentType: request.headers['content-type'], path: request.url ?? '', at: Date.now()
+        id: String(request.headers['webhook-id']),
+        timestamp: String(request.headers['webhook-timestamp']),
+        signature: String(request.headers['webhook-signature']),
+        body: Buffer.concat(chunks).toString('utf8'),
+        contentType: request.headers['content-type'],
+        path: request.url ?? '',
+        at: Date.now()
       }
       received.push(entry)
       answer(entry, response)
@@ -46,8 +51,17 @@ const queued = async ({ db }: DatabaseHandle, url: string, count: number, window
   const now = new Date()
   await db.insertInto('webhook').values({ id, url, types: '', description: null, disabled: 0, sealed_secret: secrets.seal(id, secret), created_at: now.toISOString() }).execute()
   const deliveries = Array.from({ length: count }, (_, i) => ({
-    id: ids.next(), webhook_id: id, event_id: `evt-${i}`, body: JSON.stringify({ id: `evt-${i}` }), status: 'pending' as const, attempts: 0,
-    last_status_code: null, next_attempt_at: now.toISOString(), claim: null, give_up_at: new Date(now.getTime() + windowMs).toISOString(), created_at: now.toISOString()
+    id: ids.next(),
+    webhook_id: id,
+    event_id: `evt-${i}`,
+    body: JSON.stringify({ id: `evt-${i}` }),
+    status: 'pending' as const,
+    attempts: 0,
+    last_status_code: null,
+    next_attempt_at: now.toISOString(),
+    claim: null,
+    give_up_at: new Date(now.getTime() + windowMs).toISOString(),
+    created_at: now.toISOString()
   }))
   if (count > 0) await db.insertInto('webhook_delivery').values(deliveries).execute()
   return { id, secret, deliveries: deliveries.map((d) => d.id) }
@@ -180,4 +194,3 @@ export const queueSuite = (name: string, open: (t: Teardown) => Promise<Database
     t.equal((await database.db.selectFrom('webhook_delivery').select('id').execute()).length, rows.length, 'queues nothing twice')
   })
 }
-

@@ -25,8 +25,12 @@ const receiver = async (t: Teardown, initial: Answer = (_, response) => { respon
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       const entry = {
-        id: String(request.headers['webhook-id']), timestamp: String(request.headers['webhook-timestamp']),
-        signature: String(request.headers['webhook-signature']), body: Buffer.concat(chunks).toString('utf8'), path: request.url ?? '', at: Date.now()
+        id: String(request.headers['webhook-id']),
+        timestamp: String(request.headers['webhook-timestamp']),
+        signature: String(request.headers['webhook-signature']),
+        body: Buffer.concat(chunks).toString('utf8'),
+        path: request.url ?? '',
+        at: Date.now()
       }
       received.push(entry)
       answer(entry, response)
@@ -42,8 +46,13 @@ const verified = (secret: string, request: Received): Record<string, any> =>
   new Webhook(secret).verify(request.body, { 'webhook-id': request.id, 'webhook-timestamp': request.timestamp, 'webhook-signature': request.signature }) as Record<string, any>
 
 const FAST = {
-  WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_LEASE_MS: '2500', WEBHOOK_RETRY_BASE_MS: '100',
-  WEBHOOK_RETRY_MAX_MS: '300', WEBHOOK_POLL_MS: '50', RATE_LIMIT_MAX: '0'
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_TIMEOUT_MS: '1500',
+  WEBHOOK_LEASE_MS: '2500',
+  WEBHOOK_RETRY_BASE_MS: '100',
+  WEBHOOK_RETRY_MAX_MS: '300',
+  WEBHOOK_POLL_MS: '50',
+  RATE_LIMIT_MAX: '0'
 }
 
 const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 15_000): Promise<void> => {

@@ -101,8 +101,13 @@ export const webhookDispatcher = (options: {
     outcomes[counted]++
     if (completion.status !== 'delivered') {
       log.warn({
-        webhookId: webhook.id, deliveryId: delivery.id, attempt: delivery.attempts, statusCode: outcome.statusCode,
-        ...(outcome.statusCode === null ? { reason: outcome.error } : {}), outcome: counted, disabled: completion.gone === true
+        webhookId: webhook.id,
+        deliveryId: delivery.id,
+        attempt: delivery.attempts,
+        statusCode: outcome.statusCode,
+        ...(outcome.statusCode === null ? { reason: outcome.error } : {}),
+        outcome: counted,
+        disabled: completion.gone === true
       }, 'webhook delivery attempt not accepted')
     }
   }

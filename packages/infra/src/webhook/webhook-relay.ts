@@ -63,8 +63,17 @@ export const webhookRelay = (options: {
       for (const webhook of webhooks) {
         if (!wantsEvent(webhook, event.type)) continue
         rows.push({
-          id: ids.next(), webhook_id: webhook.id, event_id: event.id, body, status: 'pending', attempts: 0,
-          last_status_code: null, next_attempt_at: queued, claim: null, give_up_at: giveUpAt, created_at: queued
+          id: ids.next(),
+          webhook_id: webhook.id,
+          event_id: event.id,
+          body,
+          status: 'pending',
+          attempts: 0,
+          last_status_code: null,
+          next_attempt_at: queued,
+          claim: null,
+          give_up_at: giveUpAt,
+          created_at: queued
         })
       }
     }
