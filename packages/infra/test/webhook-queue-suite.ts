@@ -166,6 +166,37 @@ export const queueSuite = (name: string, open: (t: Teardown) => Promise<Database
     t.match(await deliveryRow(database, delivery!), { attempts: 2, claim: null })
   })
 
+  t.test(`${name}: finished deliveries queued before the retention are pruned, a batch at a time; pending ones stay`, async (t) => {
+    const database = await open(t)
+    const { id: webhookId } = await queued(database, 'http://127.0.0.1:9/in', 0)
+    const now = Date.now()
+    const idAt = (ms: number, n: number) => `${ms.toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7000-8000-${String(n).padStart(12, '0')}`
+    const old = now - 40 * 86_400_000
+    const row = (id: string, status: 'pending' | 'delivered' | 'failed') => ({
+      id,
+      webhook_id: webhookId,
+      event_id: id,
+      body: '{}',
+      status,
+      attempts: 1,
+      last_status_code: null,
+      next_attempt_at: null,
+      claim: null,
+      give_up_at: new Date(now).toISOString(),
+      created_at: new Date(now).toISOString()
+    })
+    await database.db.insertInto('webhook_delivery').values([
+      row(idAt(old, 1), 'delivered'), row(idAt(old, 2), 'failed'), row(idAt(old, 3), 'pending'), row(idAt(old, 4), 'delivered'), row(idAt(now, 5), 'delivered')
+    ]).execute()
+    const dispatcher = webhookDispatcher({ db: database.db, dialect: database.dialect, secrets, clock: systemClock, settings: SETTINGS, log: quiet })
+    const before = new Date(now - 30 * 86_400_000)
+    t.equal(await dispatcher.pruneBefore(before, 2), 2)
+    t.equal(await dispatcher.pruneBefore(before, 2), 1)
+    t.equal(await dispatcher.pruneBefore(before, 2), 0)
+    const left = await database.db.selectFrom('webhook_delivery').select(['id', 'status']).orderBy('id').execute()
+    t.same(left.map((r) => r.status), ['pending', 'delivered'], 'the old pending one and the recent one')
+  })
+
   t.test(`${name}: the relay queues one delivery per event and matching enabled webhook, in the log's order, once`, async (t) => {
     const database = await open(t)
     const ports = createInMemoryPorts(createRepositories(database))

@@ -171,10 +171,18 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     retentionDays: config.eventRetentionDays,
     onError: (error) => app.log.warn({ err: error }, 'events older than EVENTS_RETENTION_DAYS could not be pruned; trying again in a minute')
   })
+  // The delivery log is kept as long as the events it sent.
+  const deliveryPruning = startEventPruning({
+    feed: dispatcher,
+    clock: ports.clock,
+    retentionDays: config.eventRetentionDays,
+    onError: (error) => app.log.warn({ err: error }, 'webhook deliveries older than EVENTS_RETENTION_DAYS could not be pruned; trying again in a minute')
+  })
   // onClose hooks run last-registered first, so this one runs before the
   // app's own: store the usage counted so far while the database is open.
   app.addHook('onClose', async () => {
     await pruning.stop()
+    await deliveryPruning.stop()
     await relay.stop()
     await dispatcher.stop()
     await app.access.useCases.usageMeter.flush().catch((error: unknown) => {

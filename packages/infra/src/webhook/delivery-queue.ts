@@ -19,6 +19,12 @@ export interface DueWebhook {
   sealedSecret: string
 }
 
+/** The smallest UUIDv7 of an instant: every id made at or after it sorts after it. */
+export const uuidv7Floor = (at: Date): string => {
+  const hex = Math.max(0, at.getTime()).toString(16).padStart(12, '0')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`
+}
+
 export type Completion =
   | { status: 'delivered' | 'failed', lastStatusCode: number | null }
   | { status: 'pending', lastStatusCode: number | null, nextAttemptAt: Date }
@@ -77,6 +83,18 @@ export const deliveryQueue = (db: Kysely<Database>, dialect: Dialect) => ({
   /** An endpoint that answered 410 Gone is disabled: nothing more is sent to it. */
   async disable (webhookId: string): Promise<void> {
     await db.updateTable('webhook').set({ disabled: 1 }).where('id', '=', webhookId).execute()
+  },
+
+  /**
+   * Deletes at most `limit` of the finished (delivered or failed) deliveries
+   * queued before `before`; answers how many went. Delivery ids are UUIDv7,
+   * in the order they were queued, so the oldest are a range of the primary key.
+   */
+  async pruneBefore (before: Date, limit: number): Promise<number> {
+    const oldest = db.selectFrom('webhook_delivery').select('id')
+      .where('id', '<', uuidv7Floor(before)).where('status', '<>', 'pending').orderBy('id').limit(limit)
+    const result = await db.deleteFrom('webhook_delivery').where('id', 'in', oldest).executeTakeFirst()
+    return Number(result.numDeletedRows)
   },
 
   /** Each webhook's oldest pending delivery, by when its event was queued. */

@@ -168,6 +168,8 @@ export const webhookDispatcher = (options: {
     /** Attempts of this instance by outcome, since it started. */
     outcomes: (): Readonly<Record<DeliveryOutcome, number>> => ({ ...outcomes }),
     oldestPending: () => queue.oldestPending(),
+    /** The delivery log's pruning: finished deliveries queued before `before`, at most `limit`. */
+    pruneBefore: (before: Date, limit: number) => queue.pruneBefore(before, limit),
     /** Stops claiming and waits for the attempts in flight (each ends within its timeout). */
     async stop () {
       stopped = true
