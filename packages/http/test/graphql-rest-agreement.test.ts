@@ -22,8 +22,10 @@ const counting = (): IdGenerator & { arm(): void } => {
   return { next: () => (n === undefined ? idAt(0x100000 + ++before) : idAt(++n)), arm: () => { n = 0 } }
 }
 const clock = { now: () => new Date('2026-11-21T10:00:00.000Z') }
-const [ADA, BOB, CYD] = [idAt(1), idAt(2), idAt(3)]
-const MESSAGE = idAt(4)
+// Each change's event takes the id after it: Ada, her event, Bob, his, Cyd,
+// hers, the friendship's event, the message.
+const [ADA, BOB, CYD] = [idAt(1), idAt(3), idAt(5)]
+const MESSAGE = idAt(8)
 const UNKNOWN = idAt(999)
 
 const seededApp = async (t: Parameters<typeof build>[0]): Promise<Injector> => {

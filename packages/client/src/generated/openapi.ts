@@ -5,6 +5,23 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What this service is, and where its docs are */
+        get: operations["root"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -18,7 +35,10 @@ export interface paths {
          */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key; the key is in this response only */
+        /**
+         * Create an API key; the key is in this response only
+         * @description An account owns at most MAX_KEYS_PER_ACCOUNT (default 100) live keys: one more is 409 TOO_MANY_KEYS.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -106,6 +126,43 @@ export interface paths {
         };
         /** These docs, as an interactive page (Swagger UI, served with no outside assets) */
         get: operations["apiDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the event log: every change, oldest first, in commit order (admins)
+         * @description Follow `Link: <…>; rel="next"`, present on every page, even the last: a consumer that keeps the last cursor it was given sees every event exactly once, in commit order, whichever instance wrote it. `?wait=` (seconds, at most 30) answers as soon as something newer exists, or `[]` when the wait ends. Events are kept EVENTS_RETENTION_DAYS (default 30): a cursor older than that is 410 EVENTS_EXPIRED.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/favicon.ico": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service's icon, for browser tabs */
+        get: operations["favicon"];
         put?: never;
         post?: never;
         delete?: never;
@@ -514,6 +571,9 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        PersonId: {
+            id: string;
+        };
         PersonSummary: {
             id: string;
             name: string;
@@ -527,6 +587,106 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    root: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service and its documentation */
+            200: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "People Service",
+                     *       "version": "0.1.0",
+                     *       "docs": "/docs",
+                     *       "graphiql": "/graphiql",
+                     *       "openapi": "/openapi.json"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Interactive API docs */
+                        docs: string;
+                        /** @description The GraphQL editor (outside production) */
+                        graphiql: string;
+                        name: string;
+                        /** @description The OpenAPI document */
+                        openapi: string;
+                        version: string;
+                    };
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -664,7 +824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -894,7 +1054,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            409: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "the first request with this Idempotency-Key is still running; repeat it once that one has answered",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1132,7 +1321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1380,7 +1569,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1568,7 +1757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
@@ -1661,6 +1850,7 @@ export interface operations {
             content: {
                 "application/json": {
                     currentPassword: string;
+                    /** @description NFKC-normalized, then 15 to 1024 characters, not all white space */
                     newPassword: string;
                 };
             };
@@ -1776,7 +1966,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1884,6 +2074,412 @@ export interface operations {
                     /** @example <!DOCTYPE html><html lang="en">…</html> */
                     "text/html": string;
                 };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description from the Link rel="next" header of the previous page (present on every page) */
+                cursor?: string;
+                limit?: number;
+                /** @description only the events of this resource, e.g. /person/<id> */
+                subject?: string;
+                /** @description comma-separated event types, e.g. person.created,person.deleted; known: person.created, person.updated, person.deleted, friendship.created, friendship.deleted, message.sent, account.created, account.updated, account.deleted, apikey.created, apikey.deleted */
+                type?: string;
+                /** @description seconds to wait, when nothing newer exists yet, for something that does */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, oldest first */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description `<…>; rel="next"`: the next page, with the other query parameters kept. Absent on the last page. */
+                    Link?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "specversion": "1.0",
+                     *         "id": "0192f6c7-3333-7000-8000-000000000003",
+                     *         "source": "/people-service",
+                     *         "type": "person.updated",
+                     *         "subject": "/person/0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *         "time": "2026-11-21T10:00:00.000Z",
+                     *         "datacontenttype": "application/json",
+                     *         "actorkind": "apikey",
+                     *         "actorid": "0192f6c6-2222-7000-8000-000000000002",
+                     *         "data": {
+                     *           "id": "0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *           "name": "Ada Lovelace",
+                     *           "age": 36,
+                     *           "email": "ada@example.org",
+                     *           "address": {
+                     *             "street": "12 St James's Square",
+                     *             "city": "London",
+                     *             "country": "UK"
+                     *           },
+                     *           "createdAt": "2026-11-21T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-21T10:00:00.000Z"
+                     *         }
+                     *       },
+                     *       {
+                     *         "specversion": "1.0",
+                     *         "id": "0192f6c7-3333-7000-8000-000000000004",
+                     *         "source": "/people-service",
+                     *         "type": "friendship.deleted",
+                     *         "subject": "/person/0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b/friends/0192f6c4-6d1a-7f00-8b2e-9a8b7c6d5e4f",
+                     *         "time": "2026-11-21T10:00:00.000Z",
+                     *         "datacontenttype": "application/json",
+                     *         "actorkind": "account",
+                     *         "actorid": "0192f6c4-0a00-7000-8000-00000000000a",
+                     *         "data": {
+                     *           "personId": "0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *           "friendId": "0192f6c4-6d1a-7f00-8b2e-9a8b7c6d5e4f"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        /** @description the id of that account or key */
+                        actorid: string;
+                        /** @description who made the change: an account or an API key */
+                        actorkind: "account" | "apikey";
+                        /** @description the resource as its GET answers after the change; { "id" } when deleted (a friendship: { "personId", "friendId" }) */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        datacontenttype: "application/json";
+                        /** @description unique per event (UUIDv7): consumers de-duplicate by it */
+                        id: string;
+                        /** @description EVENTS_SOURCE (default /people-service) */
+                        source: string;
+                        /** @enum {string} */
+                        specversion: "1.0";
+                        /** @description the resource's path, e.g. /person/<id> */
+                        subject: string;
+                        /**
+                         * Format: date-time
+                         * @description when the change was made
+                         */
+                        time: string;
+                        type: "person.created" | "person.updated" | "person.deleted" | "friendship.created" | "friendship.deleted" | "message.sent" | "account.created" | "account.updated" | "account.deleted" | "apikey.created" | "apikey.deleted";
+                    }[];
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor points before events that have been pruned (EVENTS_RETENTION_DAYS): some are gone, so the consumer must start again. */
+            410: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "error": "Gone",
+                     *       "message": "the events after this cursor are older than the retention (EVENTS_RETENTION_DAYS) and have been deleted: start again without a cursor",
+                     *       "code": "EVENTS_EXPIRED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    favicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The icon (a 16×16 PNG inside an ICO) */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (16×16 icon, 122 bytes) */
+                    "image/x-icon": string;
+                };
+            };
+            /** @description The icon the client holds (If-None-Match) is current */
+            304: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
             400: {
@@ -3196,7 +3792,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3252,7 +3848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3489,7 +4085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3689,7 +4285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4010,7 +4606,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4128,7 +4724,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Updated (the body had an id): the person */
+            /** @description Updated (the body had an id): the person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4161,10 +4757,10 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
-            /** @description Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key) */
+            /** @description Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key); `{ "id" }` alone to a caller without people:read */
             201: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4201,7 +4797,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -4314,7 +4910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4397,7 +4993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4664,7 +5260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4780,7 +5376,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The person */
+            /** @description The person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4813,7 +5409,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -4926,7 +5522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4982,7 +5578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5098,7 +5694,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The person */
+            /** @description The person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5131,7 +5727,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -5244,7 +5840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5300,7 +5896,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5541,7 +6137,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5597,7 +6193,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5713,7 +6309,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The person */
+            /** @description The person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5746,7 +6342,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -5859,7 +6455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5915,7 +6511,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6161,7 +6757,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6399,7 +6995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6640,7 +7236,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6885,7 +7481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7116,7 +7712,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7214,9 +7810,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description NFKC-normalized, then 15 to 1024 characters, not all white space */
                     password: string;
                     /** @enum {string} */
                     role: "admin" | "editor" | "viewer";
+                    /** @description NFKC-normalized, then 1 to 64 letters, digits or . _ @ -; unique without regard to case */
                     username: string;
                 };
             };
@@ -7341,7 +7939,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7370,7 +7968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7608,7 +8206,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7637,7 +8235,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7738,6 +8336,7 @@ export interface operations {
             content: {
                 "application/json": {
                     disabled?: boolean;
+                    /** @description NFKC-normalized, then 15 to 1024 characters, not all white space */
                     password?: string;
                     /** @enum {string} */
                     role?: "admin" | "editor" | "viewer";
@@ -7891,7 +8490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7920,7 +8519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8116,7 +8715,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
