@@ -498,6 +498,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhooks, oldest first, without their secrets
+         * @description Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook; its signing secret is in this response only
+         * @description Each event is POSTed as `application/cloudevents+json` with the Standard Webhooks headers `webhook-id` (the event id), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed by the secret's bytes after `whsec_`). A 2xx within 10 s is delivered; anything else is retried with exponential back-off and jitter for 24 hours, then `failed`; 410 disables the webhook. A deployment has at most 50 webhooks: one more is 409 TOO_MANY_WEBHOOKS. A URL that is not https://, or whose name resolves to a loopback, private, link-local or metadata address, is 400.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook, without its secret */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook and its delivery log */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook's URL, types, description, or enable and disable it
+         * @description Fields left out keep their value. A new URL is checked as at registration. Enabling a webhook resumes its pending deliveries.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's deliveries, newest first
+         * @description One delivery per event sent to the webhook, with its attempts so far. Keyset pagination: follow the `Link: <…>; rel="next"` header while it is present.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again, now
+         * @description The delivery becomes pending and due at once, with a new 24-hour retry window, whatever its status was; it is sent while the webhook is enabled.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1054,7 +1140,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3792,7 +3878,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4910,7 +4996,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5522,7 +5608,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5840,7 +5926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6137,7 +6223,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6455,7 +6541,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7939,7 +8025,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8206,7 +8292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8490,7 +8576,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8710,6 +8796,1745 @@ export interface operations {
                      *       "error": "Unauthorized",
                      *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
                      *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description from the Link rel="next" header of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhooks */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description `<…>; rel="next"`: the next page, with the other query parameters kept. Absent on the last page. */
+                    Link?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0192f6c7-3333-7000-8000-000000000003",
+                     *         "url": "https://hooks.example.org/people",
+                     *         "types": [
+                     *           "person.created",
+                     *           "person.updated",
+                     *           "person.deleted"
+                     *         ],
+                     *         "description": "CRM sync",
+                     *         "disabled": false,
+                     *         "createdAt": "2026-11-21T10:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        description: string | null;
+                        disabled: boolean;
+                        id: string;
+                        types: ("person.created" | "person.updated" | "person.deleted" | "friendship.created" | "friendship.deleted" | "message.sent" | "account.created" | "account.updated" | "account.deleted" | "apikey.created" | "apikey.deleted")[];
+                        url: string;
+                    }[];
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    /** @description the event types delivered; empty or left out: every type */
+                    types?: ("person.created" | "person.updated" | "person.deleted" | "friendship.created" | "friendship.deleted" | "message.sent" | "account.created" | "account.updated" | "account.deleted" | "apikey.created" | "apikey.deleted")[];
+                    /** @description https:// and a public address (checked again at each delivery); WEBHOOK_ALLOW_PRIVATE=true allows http:// and private addresses */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the secret, shown this once */
+            201: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f6c7-3333-7000-8000-000000000003",
+                     *       "url": "https://hooks.example.org/people",
+                     *       "types": [
+                     *         "person.created",
+                     *         "person.updated",
+                     *         "person.deleted"
+                     *       ],
+                     *       "description": "CRM sync",
+                     *       "disabled": false,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw0WZkQ0pKsXU="
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        description: string | null;
+                        disabled: boolean;
+                        id: string;
+                        /** @description whsec_ and base64 of 32 random bytes: the signing secret, shown in this response only */
+                        secret: string;
+                        types: ("person.created" | "person.updated" | "person.deleted" | "friendship.created" | "friendship.deleted" | "message.sent" | "account.created" | "account.updated" | "account.deleted" | "apikey.created" | "apikey.deleted")[];
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), it owns as many live API keys as it may (TOO_MANY_KEYS), or the deployment has as many webhooks as it may (TOO_MANY_WEBHOOKS). */
+            409: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "the first request with this Idempotency-Key is still running; repeat it once that one has answered",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f6c7-3333-7000-8000-000000000003",
+                     *       "url": "https://hooks.example.org/people",
+                     *       "types": [
+                     *         "person.created",
+                     *         "person.updated",
+                     *         "person.deleted"
+                     *       ],
+                     *       "description": "CRM sync",
+                     *       "disabled": false,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        description: string | null;
+                        disabled: boolean;
+                        id: string;
+                        types: ("person.created" | "person.updated" | "person.deleted" | "friendship.created" | "friendship.deleted" | "message.sent" | "account.created" | "account.updated" | "account.deleted" | "apikey.created" | "apikey.deleted")[];
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing has this id (ids that are not well formed included): PERSON_NOT_FOUND, ACCOUNT_NOT_FOUND. */
+            404: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "no person with id 0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *       "code": "PERSON_NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f6c7-3333-7000-8000-000000000003",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        deleted: true;
+                        id: string;
+                    };
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing has this id (ids that are not well formed included): PERSON_NOT_FOUND, ACCOUNT_NOT_FOUND. */
+            404: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "no person with id 0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *       "code": "PERSON_NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    /** @description a disabled webhook is sent nothing; its pending deliveries wait */
+                    disabled?: boolean;
+                    /** @description the event types delivered; empty or left out: every type */
+                    types?: ("person.created" | "person.updated" | "person.deleted" | "friendship.created" | "friendship.deleted" | "message.sent" | "account.created" | "account.updated" | "account.deleted" | "apikey.created" | "apikey.deleted")[];
+                    /** @description https:// and a public address (checked again at each delivery); WEBHOOK_ALLOW_PRIVATE=true allows http:// and private addresses */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook after the change */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f6c7-3333-7000-8000-000000000003",
+                     *       "url": "https://hooks.example.org/people",
+                     *       "types": [
+                     *         "person.created",
+                     *         "person.updated",
+                     *         "person.deleted"
+                     *       ],
+                     *       "description": "CRM sync",
+                     *       "disabled": true,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        description: string | null;
+                        disabled: boolean;
+                        id: string;
+                        types: ("person.created" | "person.updated" | "person.deleted" | "friendship.created" | "friendship.deleted" | "message.sent" | "account.created" | "account.updated" | "account.deleted" | "apikey.created" | "apikey.deleted")[];
+                        url: string;
+                    };
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing has this id (ids that are not well formed included): PERSON_NOT_FOUND, ACCOUNT_NOT_FOUND. */
+            404: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "no person with id 0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *       "code": "PERSON_NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description from the Link rel="next" header of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description `<…>; rel="next"`: the next page, with the other query parameters kept. Absent on the last page. */
+                    Link?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0192f6c8-4444-7000-8000-000000000004",
+                     *         "eventId": "0192f6c8-4440-7000-8000-000000000040",
+                     *         "status": "pending",
+                     *         "attempts": 2,
+                     *         "lastStatusCode": 503,
+                     *         "nextAttemptAt": "2026-11-21T10:00:20.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attempts: number;
+                        eventId: string;
+                        id: string;
+                        lastStatusCode: number | null;
+                        /**
+                         * Format: date-time
+                         * @description when the next attempt is due; null once delivered or failed
+                         */
+                        nextAttemptAt: string | null;
+                        /** @enum {string} */
+                        status: "pending" | "delivered" | "failed";
+                    }[];
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing has this id (ids that are not well formed included): PERSON_NOT_FOUND, ACCOUNT_NOT_FOUND. */
+            404: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "no person with id 0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *       "code": "PERSON_NOT_FOUND"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            429: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "message": "rate limit exceeded for this account: 1000 requests per 60 s; retry in 42 s",
+                     *       "code": "RATE_LIMITED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f6c8-4444-7000-8000-000000000004",
+                     *       "status": "pending"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        status: "pending";
+                    };
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid credentials: none, a malformed, expired or revoked token, or an unknown or revoked API key. */
+            401: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The scheme that would be accepted: `Bearer realm="people-service"`. */
+                    "WWW-Authenticate"?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "message": "credentials are required: Authorization: Bearer <token> or X-API-Key: <key>",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credentials without the scope this operation needs. */
+            403: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "message": "POST /person needs the people:write scope",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Nothing has this id (ids that are not well formed included): PERSON_NOT_FOUND, ACCOUNT_NOT_FOUND. */
+            404: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "message": "no person with id 0192f6c4-5b7e-7cc3-a1f0-4c1d2e3f4a5b",
+                     *       "code": "PERSON_NOT_FOUND"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
