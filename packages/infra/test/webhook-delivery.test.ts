@@ -50,10 +50,10 @@ t.test('addresses: loopback, private, link-local, CGNAT, metadata, unique-local 
   }
   for (const address of ['93.184.216.34', '8.8.8.8', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:8.8.8.8']) t.notOk(isRefusedAddress(address), `${address} allowed`)
   const strict = webhookDestinations({ allowPrivate: false })
-  t.match(await strict.refusal(new URL('https://localhost/in')), /resolves to an address webhooks may not reach/, 'a name resolving to loopback, at registration')
-  t.match(await strict.refusal(new URL('https://169.254.169.254/in')), /metadata/)
-  t.match(await strict.refusal(new URL('http://hooks.example.org/in')), /https/)
-  t.equal(await webhookDestinations({ allowPrivate: true }).refusal(new URL('http://127.0.0.1/in')), undefined, 'allowed for development')
+  t.match(await strict.refusal('https://localhost/in'), /resolves to an address webhooks may not reach/, 'a name resolving to loopback, at registration')
+  t.match(await strict.refusal('https://169.254.169.254/in'), /metadata/)
+  t.match(await strict.refusal('http://hooks.example.org/in'), /https/)
+  t.equal(await webhookDestinations({ allowPrivate: true }).refusal('http://127.0.0.1/in'), undefined, 'allowed for development')
 })
 
 t.test('a redirect is not followed; a long answer is read only so far; a silent endpoint times out', async (t) => {

@@ -24,12 +24,10 @@ export interface PageInput {
 
 /** A URL of the right shape that the destinations allow; 400 naming `url` otherwise. */
 const allowedUrl = async ({ webhookDestinations }: Pick<WebhookPorts, 'webhookDestinations'>, url: unknown): Promise<string> => {
-  const parsed = checkWebhookUrl(url)
-  const refusal = await webhookDestinations.refusal(parsed)
+  const checked = checkWebhookUrl(url)
+  const refusal = await webhookDestinations.refusal(checked)
   if (refusal !== undefined) throw validationError('url', refusal)
-  // Stored as parsed (punycode, percent-encoding): the form that must fit too.
-  if (parsed.href.length > WEBHOOK_LIMITS.urlLength) throw validationError('url', `must be at most ${WEBHOOK_LIMITS.urlLength} characters once normalized`)
-  return parsed.href
+  return checked
 }
 
 const findWebhook = async ({ webhooks }: Pick<WebhookPorts, 'webhooks'>, id: string): Promise<StoredWebhook> => {

@@ -4,8 +4,8 @@
  * addresses) unless private destinations are allowed.
  */
 export interface WebhookDestinations {
-  /** Why the URL is refused, or undefined when it may be registered. */
-  refusal(url: URL): Promise<string | undefined>
+  /** Why the URL (absolute http(s), checkWebhookUrl's) is refused, or undefined when it may be registered. */
+  refusal(url: string): Promise<string | undefined>
 }
 
 /** Every well-formed URL: for in-memory ports and tests of other things. */

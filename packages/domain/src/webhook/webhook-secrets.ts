@@ -15,15 +15,15 @@ export interface WebhookSecretBox {
 export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`
 
 /** The HMAC key bytes a `whsec_` secret stands for. */
-export const webhookSigningKey = (secret: string): Buffer => Buffer.from(secret.slice('whsec_'.length), 'base64')
+export const webhookSigningKey = (secret: string): Uint8Array => Buffer.from(secret.slice('whsec_'.length), 'base64')
 
 /**
  * The 256-bit key that seals webhook secrets, derived (HKDF-SHA256) from
  * WEBHOOK_SECRET_KEY when set, else from JWT_SECRET: each a secret of the
  * deployment, given its own purpose by the `info` label.
  */
-export const webhookSealingKey = (material: string): Buffer =>
-  Buffer.from(hkdfSync('sha256', material, 'people-service', 'webhook secret sealing v1', 32))
+export const webhookSealingKey = (material: string): Uint8Array =>
+  new Uint8Array(hkdfSync('sha256', material, 'people-service', 'webhook secret sealing v1', 32))
 
 const VERSION = 'v1'
 const IV_BYTES = 12

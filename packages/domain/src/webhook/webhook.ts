@@ -60,10 +60,10 @@ export interface WebhookPatch {
 
 /**
  * The shape of a webhook URL: absolute http(s), no credentials, no fragment,
- * at most WEBHOOK_LIMITS.urlLength characters. Which schemes and addresses
- * are allowed is the WebhookDestinations port's to say.
+ * at most WEBHOOK_LIMITS.urlLength characters, answered normalized. Which
+ * schemes and addresses are allowed is the WebhookDestinations port's to say.
  */
-export const checkWebhookUrl = (url: unknown): URL => {
+export const checkWebhookUrl = (url: unknown): string => {
   if (typeof url !== 'string' || url.length === 0 || url.length > WEBHOOK_LIMITS.urlLength) {
     throw validationError('url', `must be an absolute URL of 1 to ${WEBHOOK_LIMITS.urlLength} characters`)
   }
@@ -76,7 +76,9 @@ export const checkWebhookUrl = (url: unknown): URL => {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw validationError('url', 'must be an https:// URL')
   if (parsed.username !== '' || parsed.password !== '') throw validationError('url', 'must not hold credentials')
   if (parsed.hash !== '') throw validationError('url', 'must not hold a fragment')
-  return parsed
+  // Stored as parsed (punycode, percent-encoding): the form that must fit too.
+  if (parsed.href.length > WEBHOOK_LIMITS.urlLength) throw validationError('url', `must be at most ${WEBHOOK_LIMITS.urlLength} characters once normalized`)
+  return parsed.href
 }
 
 /** Known event types, each once, in the contract's order. */

@@ -79,8 +79,9 @@ export const hostOf = (url: URL): string => url.hostname.replace(/^\[|\]$/g, '')
  * name that does not resolve yet is accepted: each delivery checks again.
  */
 export const webhookDestinations = ({ allowPrivate }: { allowPrivate: boolean }): WebhookDestinations => ({
-  async refusal (url) {
+  async refusal (href) {
     if (allowPrivate) return undefined
+    const url = new URL(href)
     if (url.protocol !== 'https:') return 'must be an https:// URL'
     const host = hostOf(url)
     if (isIP(host) !== 0) return isRefusedAddress(host) ? 'must not name a loopback, private, link-local or metadata address' : undefined
