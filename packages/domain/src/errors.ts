@@ -23,6 +23,7 @@ export type DomainErrorCode =
   | 'LAST_ADMIN'
   | 'ACCOUNT_BEING_DELETED'
   | 'TOO_MANY_KEYS'
+  | 'TOO_MANY_IDEMPOTENCY_KEYS'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode

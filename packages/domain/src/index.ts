@@ -21,9 +21,9 @@ export type { ApiKeyUsageRepository, DailyUsage, UsageCount } from './api-key/ap
 export { localKeyRevocations, type KeyRevocations } from './api-key/key-revocations.js'
 export { createUsageMeter, USAGE_FLUSH_CHUNK, type UsageMeter } from './api-key/usage-meter.js'
 export * from './caller/caller.js'
-export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
+export { IDEMPOTENCY, IdempotencyAllowanceSpent, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
 export type {
-  ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentRequest
+  ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentAnswer, IdempotentRequest, StoredResponse
 } from './idempotency/idempotency.repository.js'
 export { callerAuthenticator, type CallerAuthenticator, type CallerAuthenticatorOptions, type TokenSubject } from './caller/caller-authenticator.js'
 export type { Ports } from './ports.js'

@@ -14,6 +14,7 @@ import { accountDeleting } from './migrations/0011-account-deleting.js'
 import { nameFinalSigma } from './migrations/0012-name-final-sigma.js'
 import { usernameKey } from './migrations/0013-username-key.js'
 import { personNameNfc } from './migrations/0014-person-name-nfc.js'
+import { idempotencyRecords } from './migrations/0019-idempotency-records.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -30,7 +31,8 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '0011-account-deleting': accountDeleting,
   '0012-name-final-sigma': nameFinalSigma,
   '0013-username-key': usernameKey,
-  '0014-person-name-nfc': personNameNfc
+  '0014-person-name-nfc': personNameNfc,
+  '0019-idempotency-records': idempotencyRecords(dialect)
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

@@ -1,6 +1,6 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
 import { CONNECTION_DEFAULTS, GRAPHQL_LIMITS, RESPONSE_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
-import { ACCOUNT_LIMITS, API_KEY_LIMITS } from '@people-service/domain'
+import { ACCOUNT_LIMITS, API_KEY_LIMITS, IDEMPOTENCY } from '@people-service/domain'
 import { SQLITE_MAX_MMAP_MB } from '@people-service/infra'
 
 /** The service's configuration, read once from the environment (see the README's table). */
@@ -53,6 +53,8 @@ export interface Config {
   publicRateLimitMax: number
   /** Live API keys one account may own (MAX_KEYS_PER_ACCOUNT). */
   maxKeysPerAccount: number
+  /** Idempotency-Keys one account may hold within 24 hours (IDEMPOTENCY_KEYS_PER_DAY). */
+  idempotencyKeysPerDay: number
   /** 0: the login limit is off. */
   loginRateLimitMax: number
   loginRateLimitWindowMs: number
@@ -190,6 +192,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     rateLimitWindowMs,
     publicRateLimitMax: rateLimitWindowMs === 0 ? 0 : integer(env, 'PUBLIC_RATE_LIMIT_MAX', 600, 0, 10_000_000),
     maxKeysPerAccount: integer(env, 'MAX_KEYS_PER_ACCOUNT', API_KEY_LIMITS.defaultMaxPerAccount, 1, 1_000_000),
+    idempotencyKeysPerDay: integer(env, 'IDEMPOTENCY_KEYS_PER_DAY', IDEMPOTENCY.defaultRecordsPerOwner, 1, 10_000_000),
     loginRateLimitMax: loginRateLimitWindowMs === 0 ? 0 : integer(env, 'LOGIN_RATE_LIMIT_MAX', 10, 0, 1_000_000),
     loginRateLimitWindowMs,
     redisUrl,

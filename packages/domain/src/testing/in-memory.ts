@@ -7,10 +7,9 @@ import { foldName, type Person, type PersonSummary } from '../person/person.js'
 import type { PersonRepository } from '../person/person.repository.js'
 import { referenceProjections } from '../person/reference-projections.js'
 import { summariesJsonOf } from '../person/summaries-json.js'
-import type { IdempotencyRecord } from '../idempotency/idempotency.repository.js'
 import type { Ports } from '../ports.js'
 import type { TransactionPorts, UnitOfWork } from '../shared/unit-of-work.js'
-import { inMemoryIdempotencyRepository } from './in-memory-idempotency.js'
+import { eraseAnswersAbout, inMemoryIdempotencyRepository, type StoredRecord } from './in-memory-idempotency.js'
 import { inMemoryAccountRepository, inMemoryApiKeyRepository, inMemoryApiKeyUsageRepository } from './in-memory-access.js'
 import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
 import { localKeyRevocations } from '../api-key/key-revocations.js'
@@ -22,7 +21,7 @@ interface Store {
   people: Map<string, Person>
   friends: Map<string, Set<string>>
   messages: Map<string, Message>
-  idempotency: Map<string, IdempotencyRecord>
+  idempotency: Map<string, StoredRecord>
   /** Each person's creation sequence, as a database's row key: it orders lists of friends. Never removed, so never reused. */
   positions: Map<string, number>
 }
@@ -76,6 +75,7 @@ const peopleRepository = (store: Store): PersonRepository => {
       for (const friendId of store.friends.get(id) ?? []) store.friends.get(friendId)?.delete(id)
       store.friends.delete(id)
       for (const message of store.messages.values()) if (message.personId === id) store.messages.delete(message.id)
+      eraseAnswersAbout(store.idempotency, id)
       return true
     }
   }

@@ -1,6 +1,6 @@
 import { callerAuthenticator, type CallerAuthenticatorOptions } from '../caller/caller-authenticator.js'
 import { createUsageMeter } from '../api-key/usage-meter.js'
-import type { IdempotentRequest } from '../idempotency/idempotency.repository.js'
+import type { IdempotentRequest, StoredResponse } from '../idempotency/idempotency.repository.js'
 import type { Message } from '../message/message.js'
 import type { Person, PersonInput } from '../person/person.js'
 import type { Ports } from '../ports.js'
@@ -25,7 +25,7 @@ import { listInbox } from './list-inbox.js'
 import { listInboxOfMany, pageInboxOfMany } from './list-inbox-of-many.js'
 import { listPeople, listPeopleJson } from './list-people.js'
 import { projectPeople, projectPerson } from './project-people.js'
-import { idempotently } from './idempotently.js'
+import { idempotently, type IdempotencyOptions } from './idempotently.js'
 import { sendMessage, storeMessage, type SendMessageInput } from './send-message.js'
 import { unfriend } from './unfriend.js'
 import { updatePerson } from './update-person.js'
@@ -60,17 +60,18 @@ export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'projections' 
 export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'clock' | 'ids'>
 
 /** Every use case bound to one set of ports: what an adapter serves. */
-export const createUseCases = (ports: UseCasePorts) => {
-  const once = idempotently(ports)
+export const createUseCases = (ports: UseCasePorts, options: IdempotencyOptions = {}) => {
+  const once = idempotently(ports, options)
   const publish = ports.events
   return {
     ...plainUseCases(ports),
-    /** createPerson once per Idempotency-Key; `record` makes what a repeat is answered with. */
-    createPersonOnce: (request: IdempotentRequest, input: PersonInput, record: (person: Person) => string) =>
-      once(request, (tx) => createPerson({ ...ports, people: tx.people })(input), record),
-    /** sendMessage once per Idempotency-Key: announced once, after the message and its record commit. */
-    sendMessageOnce: async (request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => string) => {
-      const outcome = await once(request, (tx) => storeMessage({ ...ports, messages: tx.messages })(input), record)
+    /** createPerson once per Idempotency-Key; `record` makes what a repeat is answered with, kept until the person is deleted. */
+    createPersonOnce: (request: IdempotentRequest, input: PersonInput, record: (person: Person) => StoredResponse) =>
+      once(request, (tx) => createPerson({ ...ports, people: tx.people })(input), (person) => ({ subject: person.id, response: record(person) })),
+    /** sendMessage once per Idempotency-Key: announced once, after the message and its record commit; kept until its recipient is deleted. */
+    sendMessageOnce: async (request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => StoredResponse) => {
+      const outcome = await once(request, (tx) => storeMessage({ ...ports, messages: tx.messages })(input),
+        (message) => ({ subject: message.personId, response: record(message) }))
       if (!outcome.replayed) await publish.published(outcome.result)
       return outcome
     }

@@ -21,5 +21,7 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   LAST_ADMIN: 409,
   ACCOUNT_BEING_DELETED: 409,
   TOO_MANY_KEYS: 409,
+  // An account's allowance of Idempotency-Keys, a budget over 24 hours: 429 with Retry-After, as for the request budget.
+  TOO_MANY_IDEMPOTENCY_KEYS: 429,
   DEPENDENCY_UNAVAILABLE: 503
 }

@@ -1,6 +1,6 @@
 import { RateLimitedError } from '../auth/rate-limits.js'
 import { STATUS_CODES } from 'node:http'
-import { isDomainError } from '@people-service/domain'
+import { IdempotencyAllowanceSpent, isDomainError } from '@people-service/domain'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_OF } from '../errors/status-of.js'
 import type { ErrorBody } from '../schemas/error.schema.js'
@@ -60,6 +60,7 @@ export const installErrorHandling = (app: FastifyInstance): void => {
       if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE)
       // The first request with that key answers within the request timeout.
       if (error.code === 'IDEMPOTENCY_KEY_IN_USE') reply.header('retry-after', '1')
+      if (error instanceof IdempotencyAllowanceSpent) reply.header('retry-after', error.retryAfterSeconds)
       return reply.code(status).send(errorBody(status, error.message, error.code))
     }
     const client = clientErrorOf(error)
