@@ -5,6 +5,23 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What this service is, and where its docs are */
+        get: operations["root"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -18,7 +35,10 @@ export interface paths {
          */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key; the key is in this response only */
+        /**
+         * Create an API key; the key is in this response only
+         * @description An account owns at most MAX_KEYS_PER_ACCOUNT (default 100) live keys: one more is 409 TOO_MANY_KEYS.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -106,6 +126,23 @@ export interface paths {
         };
         /** These docs, as an interactive page (Swagger UI, served with no outside assets) */
         get: operations["apiDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/favicon.ico": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The service's icon, for browser tabs */
+        get: operations["favicon"];
         put?: never;
         post?: never;
         delete?: never;
@@ -514,6 +551,9 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        PersonId: {
+            id: string;
+        };
         PersonSummary: {
             id: string;
             name: string;
@@ -527,6 +567,106 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    root: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service and its documentation */
+            200: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "People Service",
+                     *       "version": "0.1.0",
+                     *       "docs": "/docs",
+                     *       "graphiql": "/graphiql",
+                     *       "openapi": "/openapi.json"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Interactive API docs */
+                        docs: string;
+                        /** @description The GraphQL editor (outside production) */
+                        graphiql: string;
+                        name: string;
+                        /** @description The OpenAPI document */
+                        openapi: string;
+                        version: string;
+                    };
+                };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -664,7 +804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -894,7 +1034,36 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
+            409: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in that budget's window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until that window starts afresh. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "message": "the first request with this Idempotency-Key is still running; repeat it once that one has answered",
+                     *       "code": "IDEMPOTENCY_KEY_IN_USE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1132,7 +1301,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1380,7 +1549,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1568,7 +1737,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
@@ -1661,6 +1830,7 @@ export interface operations {
             content: {
                 "application/json": {
                     currentPassword: string;
+                    /** @description NFKC-normalized, then 15 to 1024 characters, not all white space */
                     newPassword: string;
                 };
             };
@@ -1776,7 +1946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1884,6 +2054,106 @@ export interface operations {
                     /** @example <!DOCTYPE html><html lang="en">…</html> */
                     "text/html": string;
                 };
+            };
+            /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
+            400: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "Bad Request",
+                     *       "message": "body.name must NOT have fewer than 1 characters",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure; the body carries the request id, the log the details. */
+            500: {
+                headers: {
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "message": "something went wrong on our side; quote request id 0192f6c4-0000-7000-8000-000000000000 when reporting it",
+                     *       "code": "INTERNAL",
+                     *       "requestId": "0192f6c4-0000-7000-8000-000000000000"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is saturated or its database does not answer; try again later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 503,
+                     *       "error": "Service Unavailable",
+                     *       "message": "the service is overloaded, retry shortly",
+                     *       "code": "OVERLOADED"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    favicon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The icon (a 16×16 PNG inside an ICO) */
+            200: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (16×16 icon, 122 bytes) */
+                    "image/x-icon": string;
+                };
+            };
+            /** @description The icon the client holds (If-None-Match) is current */
+            304: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
             400: {
@@ -3196,7 +3466,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3252,7 +3522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3489,7 +3759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3689,7 +3959,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3786,9 +4056,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The OpenAPI document */
+            /** @description The OpenAPI document, compressed as Accept-Encoding allows */
             200: {
                 headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description `br` or `gzip` when the body is compressed, as Accept-Encoding allowed (documents and pages; API answers are not compressed). */
+                    "Content-Encoding"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description `Accept-Encoding`: the representation depends on it. */
+                    Vary?: string;
                     /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3816,6 +4094,21 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+            };
+            /** @description The document the client holds (If-None-Match) is current */
+            304: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description `Accept-Encoding`: the representation depends on it. */
+                    Vary?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
             400: {
@@ -4010,7 +4303,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4128,7 +4421,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Updated (the body had an id): the person */
+            /** @description Updated (the body had an id): the person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4161,10 +4454,10 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
-            /** @description Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key) */
+            /** @description Created: the person (again, with Idempotent-Replayed, for a repeated Idempotency-Key); `{ "id" }` alone to a caller without people:read */
             201: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4201,7 +4494,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -4314,7 +4607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4397,7 +4690,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4664,7 +4957,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4780,7 +5073,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The person */
+            /** @description The person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4813,7 +5106,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -4926,7 +5219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4982,7 +5275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5098,7 +5391,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The person */
+            /** @description The person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5131,7 +5424,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -5244,7 +5537,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5300,7 +5593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5541,7 +5834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5597,7 +5890,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5713,7 +6006,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The person */
+            /** @description The person; `{ "id" }` alone to a caller without people:read */
             200: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5746,7 +6039,7 @@ export interface operations {
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Person"];
+                    "application/json": components["schemas"]["Person"] | components["schemas"]["PersonId"];
                 };
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
@@ -5859,7 +6152,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5915,7 +6208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6161,7 +6454,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6399,7 +6692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6640,7 +6933,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6885,7 +7178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7116,7 +7409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7214,9 +7507,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description NFKC-normalized, then 15 to 1024 characters, not all white space */
                     password: string;
                     /** @enum {string} */
                     role: "admin" | "editor" | "viewer";
+                    /** @description NFKC-normalized, then 1 to 64 letters, digits or . _ @ -; unique without regard to case */
                     username: string;
                 };
             };
@@ -7341,7 +7636,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7370,7 +7665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7608,7 +7903,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7637,7 +7932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7738,6 +8033,7 @@ export interface operations {
             content: {
                 "application/json": {
                     disabled?: boolean;
+                    /** @description NFKC-normalized, then 15 to 1024 characters, not all white space */
                     password?: string;
                     /** @enum {string} */
                     role?: "admin" | "editor" | "viewer";
@@ -7891,7 +8187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), or the account is being deleted (ACCOUNT_BEING_DELETED). */
+            /** @description The request conflicts with the current state: the first request with this Idempotency-Key still runs (IDEMPOTENCY_KEY_IN_USE, with Retry-After), the person changed under every attempt to write it (EDIT_CONFLICT), the username is taken (USERNAME_TAKEN), the change would leave no enabled admin (LAST_ADMIN), the account is being deleted (ACCOUNT_BEING_DELETED), or it owns as many live API keys as it may (TOO_MANY_KEYS). */
             409: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7920,7 +8216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8116,7 +8412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent. */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
