@@ -93,3 +93,11 @@ t.test('every public page counts against PUBLIC_RATE_LIMIT_MAX per client addres
   }
   t.equal((await get(url, '/health/live')).status, 200, 'probes are not counted')
 })
+
+t.test('Vary names Accept-Encoding beside what CORS varies on', async (t) => {
+  const { url } = await realServer(t, { corsOrigins: ['https://app.example.org'] })
+  const response = await get(url, '/openapi.json', { origin: 'https://app.example.org', 'accept-encoding': 'br' })
+  t.equal(response.headers['content-encoding'], 'br')
+  const vary = String(response.headers.vary).split(',').map((name) => name.trim().toLowerCase())
+  t.ok(vary.includes('origin') && vary.includes('accept-encoding'), `Vary: ${String(response.headers.vary)}`)
+})

@@ -97,7 +97,9 @@ export const sendAsset = async (request: FastifyRequest, reply: FastifyReply, as
   let chosen = asset.identity
   let coding: Coding | undefined
   if (asset.encoded !== undefined) {
-    reply.header('vary', 'Accept-Encoding')
+    // Added to what is there (CORS' `Origin`), not in its place.
+    const vary = reply.getHeader('vary')
+    reply.header('vary', vary === undefined ? 'Accept-Encoding' : `${String(vary)}, Accept-Encoding`)
     const accepted = acceptedCodings(request.headers['accept-encoding'])
     const encoded = accepted.size === 0 ? {} : await asset.encoded()
     coding = CODINGS.find((candidate) => accepted.has(candidate) && encoded[candidate] !== undefined)
