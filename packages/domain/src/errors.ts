@@ -28,6 +28,7 @@ export type DomainErrorCode =
   | 'TOO_MANY_WEBHOOKS'
   | 'EVENTS_EXPIRED'
   | 'TOO_MANY_WAITS'
+  | 'TOO_MANY_IDEMPOTENCY_KEYS'
 
 export class DomainError extends Error {
   readonly code: DomainErrorCode

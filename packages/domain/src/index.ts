@@ -23,9 +23,9 @@ export { createUsageMeter, USAGE_FLUSH_CHUNK, type UsageMeter } from './api-key/
 export * from './caller/caller.js'
 export * from './change/change-event.js'
 export { EVENT_LIMITS, eventsExpired, listEvents, type EventsPage, type ListEventsInput } from './change/list-events.js'
-export { IDEMPOTENCY, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
+export { IDEMPOTENCY, IdempotencyAllowanceSpent, idempotencyKeyInUse, idempotencyKeyReused, type IdempotentOutcome } from './idempotency/idempotency.js'
 export type {
-  ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentRequest
+  ClaimResult, IdempotencyClaim, IdempotencyRecord, IdempotencyRepository, IdempotentAnswer, IdempotentRequest, StoredResponse
 } from './idempotency/idempotency.repository.js'
 export { callerAuthenticator, type CallerAuthenticator, type CallerAuthenticatorOptions, type TokenSubject } from './caller/caller-authenticator.js'
 export type { Ports } from './ports.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createUseCases, IDEMPOTENCY, type Clock, type IdempotentRequest, type Person } from '@people-service/domain'
+import { createUseCases, IDEMPOTENCY, type Clock, type IdempotentRequest, type Person, type StoredResponse } from '@people-service/domain'
 import { createInMemoryPorts, inMemoryMessageEvents, SETUP_ACTOR } from '@people-service/domain/testing'
 
 /*
@@ -13,17 +13,18 @@ const settableClock = (): Clock & { advance(ms: number): void } => {
   return { now: () => new Date(now), advance: (ms) => { now += ms } }
 }
 
-const setup = () => {
+const setup = (recordsPerOwner?: number) => {
   const clock = settableClock()
   const events = inMemoryMessageEvents()
   const ports = createInMemoryPorts({ clock, events })
-  return { clock, events, ports, useCases: createUseCases(ports) }
+  return { clock, events, ports, useCases: createUseCases(ports, { recordsPerOwner }) }
 }
 
 const request = (fields: Partial<IdempotentRequest> = {}): IdempotentRequest =>
-  ({ scope: 'caller-1', key: 'key-1', fingerprint: 'create Ada', ...fields })
+  ({ scope: 'caller-1', owner: 'account-1', key: 'key-1', fingerprint: 'create Ada', ...fields })
 
-const record = (person: Person): string => JSON.stringify({ id: person.id })
+const responseOf = (body: string): StoredResponse => ({ status: 201, headers: {}, body: Buffer.from(body) })
+const record = (person: Person): StoredResponse => responseOf(JSON.stringify({ id: person.id }))
 
 const gate = () => {
   let open = (): void => {}
@@ -36,7 +37,7 @@ t.test('a repeat gets the first answer and runs nothing; another caller\'s same 
   const first = await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
   t.equal(first.replayed, false)
   const id = first.replayed ? '' : first.result.id
-  t.same(await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record), { replayed: true, response: JSON.stringify({ id }) })
+  t.same(await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record), { replayed: true, response: responseOf(JSON.stringify({ id })) })
   const other = await useCases.createPersonOnce(SETUP_ACTOR, request({ scope: 'caller-2' }), { name: 'Ada' }, record)
   t.equal(other.replayed, false)
   t.equal((await useCases.listPeople()).items.length, 2, 'one person per caller')
@@ -76,7 +77,7 @@ t.test('a repeat while the first runs is IDEMPOTENCY_KEY_IN_USE; once it answers
 t.test('a failed run gives its key up: the repeat runs anew', async (t) => {
   const { useCases } = setup()
   const send = { personId: '01a1fe78-fcb4-7000-a350-7afc4e244c67', text: 'hello' }
-  const message = (m: { id: string }) => m.id
+  const message = (m: { id: string }) => responseOf(m.id)
   await t.rejects(useCases.sendMessageOnce(SETUP_ACTOR, request(), send, message), { code: 'PERSON_NOT_FOUND' })
   await t.rejects(useCases.sendMessageOnce(SETUP_ACTOR, request(), send, message), { code: 'PERSON_NOT_FOUND' }, 'run again, not 409 nor replayed')
 })
@@ -85,9 +86,9 @@ t.test('a message is stored and announced once, however often it is repeated', a
   const { events, useCases } = setup()
   const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada' })
   const send = { personId: ada.id, text: 'hello' }
-  const first = await useCases.sendMessageOnce(SETUP_ACTOR, request(), send, (m) => m.id)
-  const again = await useCases.sendMessageOnce(SETUP_ACTOR, request(), send, (m) => m.id)
-  t.same(again, { replayed: true, response: first.replayed ? '' : first.result.id })
+  const first = await useCases.sendMessageOnce(SETUP_ACTOR, request(), send, (m) => responseOf(m.id))
+  const again = await useCases.sendMessageOnce(SETUP_ACTOR, request(), send, (m) => responseOf(m.id))
+  t.same(again, { replayed: true, response: responseOf(first.replayed ? '' : first.result.id) })
   t.equal((await useCases.listInbox(ada.id)).items.length, 1)
   t.equal(events.sent.length, 1, 'subscribers heard of it once')
 })
@@ -135,4 +136,32 @@ t.test('a key is remembered for 24 hours, then names a new request', async (t) =
   clock.advance(1)
   t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record)).replayed, false)
   t.same((await useCases.listPeople()).items.map((p) => p.name).sort(), ['Ada', 'Grace'])
+})
+
+t.test('deleting the person an answer is about erases it: a repeat is PERSON_NOT_FOUND, runs nothing; the key stays taken', async (t) => {
+  const { useCases } = setup()
+  const first = await useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record)
+  const ada = first.replayed ? '' : first.result.id
+  const send = { personId: ada, text: 'hello' }
+  await useCases.sendMessageOnce(SETUP_ACTOR, request({ key: 'message', fingerprint: 'send' }), send, (m) => responseOf(m.id))
+  await useCases.deletePerson(SETUP_ACTOR, ada)
+  await t.rejects(useCases.createPersonOnce(SETUP_ACTOR, request(), { name: 'Ada' }, record), { code: 'PERSON_NOT_FOUND', message: new RegExp(ada) })
+  await t.rejects(useCases.sendMessageOnce(SETUP_ACTOR, request({ key: 'message', fingerprint: 'send' }), send, (m) => responseOf(m.id)), { code: 'PERSON_NOT_FOUND' })
+  t.equal((await useCases.listPeople()).items.length, 0, 'nobody made anew')
+  await t.rejects(useCases.createPersonOnce(SETUP_ACTOR, request({ fingerprint: 'create Grace' }), { name: 'Grace' }, record), { code: 'IDEMPOTENCY_KEY_REUSED' }, 'another request with the key is still refused')
+})
+
+t.test('an account holds at most its allowance of keys, through all its callers; repeats are still answered; a key frees a place as it expires', async (t) => {
+  const { clock, useCases } = setup(3)
+  for (const [scope, key] of [['caller-1', 'a'], ['key-of-1', 'b'], ['caller-1', 'c']]) {
+    t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request({ scope, key }), { name: 'Ada' }, record)).replayed, false)
+    clock.advance(60_000)
+  }
+  const refused = useCases.createPersonOnce(SETUP_ACTOR, request({ scope: 'key-of-1', key: 'd' }), { name: 'Ada' }, record)
+  await t.rejects(refused, { code: 'TOO_MANY_IDEMPOTENCY_KEYS', retryAfterSeconds: IDEMPOTENCY.retentionMs / 1000 - 180 })
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request({ scope: 'caller-1', key: 'a' }), { name: 'Ada' }, record)).replayed, true, 'a repeat is answered')
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request({ owner: 'account-2', key: 'd' }), { name: 'Ada' }, record)).replayed, false, 'another account has its own')
+  t.equal((await useCases.listPeople()).items.length, 4, 'the refused request made nobody')
+  clock.advance(IDEMPOTENCY.retentionMs - 180_000)
+  t.equal((await useCases.createPersonOnce(SETUP_ACTOR, request({ scope: 'key-of-1', key: 'd' }), { name: 'Ada' }, record)).replayed, false, 'the oldest expired: a place is free')
 })

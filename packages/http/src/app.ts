@@ -62,6 +62,8 @@ export interface AppOptions {
    * their pages early. Default RESPONSE_LIMITS.defaultMaxBytes (8 MiB).
    */
   maxResponseBytes?: number
+  /** Idempotency-Keys one account may hold within 24 hours (IDEMPOTENCY_KEYS_PER_DAY); undefined: IDEMPOTENCY.defaultRecordsPerOwner. */
+  idempotencyKeysPerDay?: number
   /**
    * Compile a GraphQL query with graphql-jit once it has run this many times;
    * false: never. Default GRAPHQL_LIMITS.jitAfter (`npm run bench` measures both).
@@ -180,7 +182,7 @@ export const buildApp = async (options: AppOptions): Promise<FastifyInstance> =>
   for (const schema of [ErrorSchema, PersonSchema, PersonIdSchema, PersonSummarySchema, MessageSchema]) app.addSchema(schema)
 
   const { messageBus, ports } = wireMessageBus(app, options)
-  const useCases = createUseCases(ports)
+  const useCases = createUseCases(ports, { recordsPerOwner: options.idempotencyKeysPerDay })
   await app.register(rootRoutes)
   await app.register(healthRoutes, { ready })
   await app.register(authRoutes, { access })

@@ -92,8 +92,18 @@ export interface IdempotencyKeyTable {
   key: string
   fingerprint: string
   token: string
-  /** The answer a repeat gets, as the HTTP adapter wrote it; null while the first request runs. */
-  response: string | null
+  /** The account whose allowance the record takes (IDEMPOTENCY_KEYS_PER_DAY). */
+  owner: string
+  /** The person whose data the answer holds: deleting them erases it. Null until answered. */
+  subject: string | null
+  /** The answer a repeat gets: null while the first request runs, and once erased. */
+  status: number | null
+  /** The answer's headers, a JSON object. */
+  headers: string | null
+  /** The answer's body, deflated (idempotency/stored-body.ts). */
+  body: Uint8Array | null
+  /** 1 once the answer went with its subject. */
+  erased: Generated<number>
   locked_until: Timestamp
   expires_at: Timestamp
 }

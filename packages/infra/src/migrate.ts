@@ -16,6 +16,7 @@ import { usernameKey } from './migrations/0013-username-key.js'
 import { personNameNfc } from './migrations/0014-person-name-nfc.js'
 import { eventLog } from './migrations/0015-event-log.js'
 import { webhooks } from './migrations/0017-webhooks.js'
+import { idempotencyRecords } from './migrations/0019-idempotency-records.js'
 
 /** Every migration in the order it runs; names are frozen once shipped. */
 const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -34,7 +35,8 @@ const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '0013-username-key': usernameKey,
   '0014-person-name-nfc': personNameNfc,
   '0015-event-log': eventLog(dialect),
-  '0017-webhooks': webhooks(dialect)
+  '0017-webhooks': webhooks(dialect),
+  '0019-idempotency-records': idempotencyRecords(dialect)
 })
 
 const provider = (dialect: Dialect): MigrationProvider => ({

@@ -31,7 +31,7 @@ const eventually = async (check: () => Promise<boolean>): Promise<boolean> => {
 const prunesExpired = async (t: Test, database: DatabaseHandle) => {
   const clock = settableClock()
   const useCases = createUseCases(createInMemoryPorts({ ...createRepositories(database), clock }))
-  const create = (key: string) => useCases.createPersonOnce(SETUP_ACTOR, { scope: 'caller', key, fingerprint: key }, { name: key }, (p) => p.id)
+  const create = (key: string) => useCases.createPersonOnce(SETUP_ACTOR, { scope: 'caller', owner: 'account', key, fingerprint: key }, { name: key }, (p) => ({ status: 201, headers: {}, body: Buffer.from(p.id) }))
   for (const key of ['a', 'b', 'c']) await create(key)
   t.same(await keysStored(database), ['a', 'b', 'c'])
   clock.advance(IDEMPOTENCY.retentionMs)
@@ -58,7 +58,7 @@ const oldKeysLeft = async (database: DatabaseHandle): Promise<number> =>
 const keepsPaceWithAFlood = async (t: Test, database: DatabaseHandle) => {
   const clock = settableClock()
   const useCases = createUseCases(createInMemoryPorts({ ...createRepositories(database), clock }))
-  const create = (key: string) => useCases.createPersonOnce(SETUP_ACTOR, { scope: 'caller', key, fingerprint: key }, { name: 'Ada' }, (p) => p.id)
+  const create = (key: string) => useCases.createPersonOnce(SETUP_ACTOR, { scope: 'caller', owner: 'account', key, fingerprint: key }, { name: 'Ada' }, (p) => ({ status: 201, headers: {}, body: Buffer.from(p.id) }))
   const expired = 2 * IDEMPOTENCY.pruneBatch + 200
   for (let i = 0; i < expired; i++) await create(`old-${i}`)
   clock.advance(IDEMPOTENCY.retentionMs)

@@ -72,7 +72,10 @@ t.test('every lookup is served by an index, not a table scan', async (t) => {
     'usage of one key': "select day, requests from api_key_usage where key_id = 'x' order by day",
     'idempotency record': "select * from idempotency_key where scope = 'x' and key = 'y'",
     'expired idempotency records': "select scope, key from idempotency_key where expires_at <= 'x' order by expires_at limit 500",
-    'deleting expired idempotency records': "delete from idempotency_key where (scope, key) in (select scope, key from idempotency_key where expires_at <= 'x' order by expires_at limit 500)"
+    'deleting expired idempotency records': "delete from idempotency_key where (scope, key) in (select scope, key from idempotency_key where expires_at <= 'x' order by expires_at limit 500)",
+    'live idempotency records of an account': "select count(*) from (select expires_at from idempotency_key where owner = 'x' and expires_at > 'y' limit 10001)",
+    'the first of them to expire': "select expires_at from idempotency_key where owner = 'x' and expires_at > 'y' order by expires_at limit 1",
+    'answers about a deleted person': "update idempotency_key set status = null, headers = null, body = null, erased = 1 where subject = 'x'"
   }
   for (const [name, query] of Object.entries(lookups)) {
     const detail = plan(query)

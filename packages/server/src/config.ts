@@ -1,6 +1,6 @@
 import { compile as compileProxyAddresses } from '@fastify/proxy-addr'
 import { CONNECTION_DEFAULTS, GRAPHQL_LIMITS, RESPONSE_LIMITS, SUBSCRIPTION_DEFAULTS } from '@people-service/http'
-import { ACCOUNT_LIMITS, API_KEY_LIMITS, DEFAULT_EVENT_SOURCE } from '@people-service/domain'
+import { ACCOUNT_LIMITS, API_KEY_LIMITS, DEFAULT_EVENT_SOURCE, IDEMPOTENCY } from '@people-service/domain'
 import { SQLITE_MAX_MMAP_MB } from '@people-service/infra'
 
 /** The service's configuration, read once from the environment (see the README's table). */
@@ -57,6 +57,8 @@ export interface Config {
   eventSource: string
   /** Days an event is kept (EVENTS_RETENTION_DAYS). */
   eventRetentionDays: number
+  /** Idempotency-Keys one account may hold within 24 hours (IDEMPOTENCY_KEYS_PER_DAY). */
+  idempotencyKeysPerDay: number
   /** 0: the login limit is off. */
   loginRateLimitMax: number
   loginRateLimitWindowMs: number
@@ -218,6 +220,7 @@ export const loadConfig = (env: Env = process.env): Config => {
     maxKeysPerAccount: integer(env, 'MAX_KEYS_PER_ACCOUNT', API_KEY_LIMITS.defaultMaxPerAccount, 1, 1_000_000),
     eventSource: eventSource(env),
     eventRetentionDays: integer(env, 'EVENTS_RETENTION_DAYS', 30, 1, 36_500),
+    idempotencyKeysPerDay: integer(env, 'IDEMPOTENCY_KEYS_PER_DAY', IDEMPOTENCY.defaultRecordsPerOwner, 1, 10_000_000),
     loginRateLimitMax: loginRateLimitWindowMs === 0 ? 0 : integer(env, 'LOGIN_RATE_LIMIT_MAX', 10, 0, 1_000_000),
     loginRateLimitWindowMs,
     redisUrl,

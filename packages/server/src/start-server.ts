@@ -146,6 +146,7 @@ export const startServer = async (config: Config, options: StartOptions = {}): P
     production: config.production,
     graphqlMaxCost: config.graphqlMaxCost,
     maxResponseBytes: config.maxResponseBytes,
+    idempotencyKeysPerDay: config.idempotencyKeysPerDay,
     graphqlJit: config.graphqlJit === 0 ? false : config.graphqlJit,
     graphqlSqlPlan: config.graphqlSqlPlan,
     subscriptions: { maxPerCaller: config.graphqlMaxSubscriptions },

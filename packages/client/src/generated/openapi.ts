@@ -910,7 +910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1169,7 +1169,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1407,7 +1407,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1655,7 +1655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -1843,7 +1843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description Requests per window of the caller's budget closest to running out (the key's or its account's). */
@@ -2052,7 +2052,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -2441,7 +2441,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -3934,7 +3934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4171,7 +4171,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4371,7 +4371,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -4468,9 +4468,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The OpenAPI document */
+            /** @description The OpenAPI document, compressed as Accept-Encoding allows */
             200: {
                 headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description `br` or `gzip` when the body is compressed, as Accept-Encoding allowed (documents and pages; API answers are not compressed). */
+                    "Content-Encoding"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description `Accept-Encoding`: the representation depends on it. */
+                    Vary?: string;
                     /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4498,6 +4506,21 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+            };
+            /** @description The document the client holds (If-None-Match) is current */
+            304: {
+                headers: {
+                    /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
+                    "Cache-Control"?: string;
+                    /** @description A tag of the resource as returned; it changes whenever the resource does. A person's is strong: send it as If-Match or If-None-Match. */
+                    ETag?: string;
+                    /** @description `Accept-Encoding`: the representation depends on it. */
+                    Vary?: string;
+                    /** @description The id of this request: the caller's own X-Request-Id when it is 1–128 of `[A-Za-z0-9_.:-]`, else generated. Quote it when reporting a problem. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is malformed: a field of the wrong type or out of range, an unknown field, bad JSON, a wrong content type, an unreadable cursor, a malformed Idempotency-Key, a body or query string over its size limit, an Expect header other than 100-continue (EXPECTATION_FAILED). */
             400: {
@@ -4692,7 +4715,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5079,7 +5102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5346,7 +5369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5664,7 +5687,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -5982,7 +6005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6279,7 +6302,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6597,7 +6620,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -6843,7 +6866,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7081,7 +7104,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7322,7 +7345,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7567,7 +7590,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -7798,7 +7821,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8054,7 +8077,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8321,7 +8344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8605,7 +8628,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -8801,7 +8824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -9030,7 +9053,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -9293,7 +9316,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -9543,7 +9566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -9781,7 +9804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -10043,7 +10066,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -10301,7 +10324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */
@@ -10540,7 +10563,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller's budget for this window is spent (RATE_LIMITED), or it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS). */
+            /** @description The caller's budget for this window is spent (RATE_LIMITED), it already has as many requests waiting for events (`?wait=`) as one caller may (TOO_MANY_WAITS), or its account holds as many Idempotency-Keys as it may within 24 hours (TOO_MANY_IDEMPOTENCY_KEYS; IDEMPOTENCY_KEYS_PER_DAY, default 10,000). */
             429: {
                 headers: {
                     /** @description `no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page's own caching rule on the pages. */

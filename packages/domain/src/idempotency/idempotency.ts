@@ -1,3 +1,4 @@
+import type { StoredResponse } from './idempotency.repository.js'
 import { DomainError } from '../errors.js'
 
 export const IDEMPOTENCY = {
@@ -19,7 +20,14 @@ export const IDEMPOTENCY = {
    * 50 take 5–6 ms.
    */
   pruneEveryMs: 60_000,
-  pruneBatch: 50
+  pruneBatch: 50,
+  /**
+   * Records one account may hold at once, so over any 24 hours
+   * (IDEMPOTENCY_KEYS_PER_DAY): its keys bound what it can make the
+   * service keep, whatever its request budget (1.44 million a day by
+   * default). A record of the largest message is at most about 40 KB.
+   */
+  defaultRecordsPerOwner: 10_000
 } as const
 
 export const idempotencyKeyReused = (): DomainError =>
@@ -28,5 +36,16 @@ export const idempotencyKeyReused = (): DomainError =>
 export const idempotencyKeyInUse = (): DomainError =>
   new DomainError('IDEMPOTENCY_KEY_IN_USE', 'the first request with this Idempotency-Key is still running; repeat it once that one has answered')
 
+/** Past an account's allowance of records: refused before it runs, until its oldest record expires. */
+export class IdempotencyAllowanceSpent extends DomainError {
+  /** Whole seconds until a record of the account expires and frees a place. */
+  readonly retryAfterSeconds: number
+
+  constructor (allowance: number, retryAfterSeconds: number) {
+    super('TOO_MANY_IDEMPOTENCY_KEYS', `an account may hold at most ${allowance} Idempotency-Keys within 24 hours; retry in ${retryAfterSeconds} s, or send this request without a key`)
+    this.retryAfterSeconds = retryAfterSeconds
+  }
+}
+
 /** What an idempotent run answers: its own result, or the first run's stored answer. */
-export type IdempotentOutcome<T> = { replayed: false, result: T } | { replayed: true, response: string }
+export type IdempotentOutcome<T> = { replayed: false, result: T } | { replayed: true, response: StoredResponse }

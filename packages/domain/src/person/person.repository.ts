@@ -57,7 +57,8 @@ export interface PersonRepository {
   update(person: Person, expectedVersion: number): Promise<boolean>
   /**
    * Removes a person together with their friendships and the messages sent
-   * to them, when there is one (of `expectedVersion`, when given); false
+   * to them, and erases every stored idempotent answer about them
+   * (IdempotentAnswer.subject) with the same final step, when there is one (of `expectedVersion`, when given); false
    * otherwise. Atomically, except that an adapter whose statements run on
    * the event loop may remove a person with very many messages or friends
    * a step at a time, letting other work run between steps: it checks

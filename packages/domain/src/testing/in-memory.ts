@@ -7,11 +7,10 @@ import { foldName, type Person, type PersonSummary } from '../person/person.js'
 import type { PersonRepository } from '../person/person.repository.js'
 import { referenceProjections } from '../person/reference-projections.js'
 import { summariesJsonOf } from '../person/summaries-json.js'
-import type { IdempotencyRecord } from '../idempotency/idempotency.repository.js'
 import type { ApiKeyRepository } from '../api-key/api-key.repository.js'
 import type { Ports } from '../ports.js'
 import type { TransactionPorts, UnitOfWork } from '../shared/unit-of-work.js'
-import { inMemoryIdempotencyRepository } from './in-memory-idempotency.js'
+import { eraseAnswersAbout, inMemoryIdempotencyRepository, type StoredRecord } from './in-memory-idempotency.js'
 import { inMemoryEventLog, type InMemoryEventLog } from './in-memory-changes.js'
 import { inMemoryAccountRepository, inMemoryApiKeyRepository, inMemoryApiKeyUsageRepository } from './in-memory-access.js'
 import { scryptPasswordHasher } from '../account/scrypt-password-hasher.js'
@@ -27,7 +26,7 @@ interface Store {
   people: Map<string, Person>
   friends: Map<string, Set<string>>
   messages: Map<string, Message>
-  idempotency: Map<string, IdempotencyRecord>
+  idempotency: Map<string, StoredRecord>
   /** Each person's creation sequence, as a database's row key: it orders lists of friends. Never removed, so never reused. */
   positions: Map<string, number>
 }
@@ -84,6 +83,7 @@ const peopleRepository = (store: Store, log: InMemoryEventLog): PersonRepository
       const unit = log.begin()
       for (const event of events) unit.changes.record(event)
       unit.commit()
+      eraseAnswersAbout(store.idempotency, id)
       return true
     }
   }

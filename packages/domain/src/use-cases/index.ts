@@ -1,7 +1,7 @@
 import { callerAuthenticator, type CallerAuthenticatorOptions } from '../caller/caller-authenticator.js'
 import { createUsageMeter } from '../api-key/usage-meter.js'
 import type { Actor } from '../change/change-event.js'
-import type { IdempotentRequest } from '../idempotency/idempotency.repository.js'
+import type { IdempotentRequest, StoredResponse } from '../idempotency/idempotency.repository.js'
 import type { Message } from '../message/message.js'
 import type { Person, PersonInput } from '../person/person.js'
 import type { Ports } from '../ports.js'
@@ -26,7 +26,7 @@ import { listInbox } from './list-inbox.js'
 import { listInboxOfMany, pageInboxOfMany } from './list-inbox-of-many.js'
 import { listPeople, listPeopleJson } from './list-people.js'
 import { projectPeople, projectPerson } from './project-people.js'
-import { idempotently } from './idempotently.js'
+import { idempotently, type IdempotencyOptions } from './idempotently.js'
 import { sendMessage, storeMessage, type SendMessageInput } from './send-message.js'
 import { unfriend } from './unfriend.js'
 import { updatePerson } from './update-person.js'
@@ -62,19 +62,20 @@ export type UseCasePorts = Pick<Ports, 'people' | 'friendships' | 'projections' 
 export type AccessPorts = Pick<Ports, 'accounts' | 'apiKeys' | 'apiKeyUsage' | 'passwords' | 'revocations' | 'unitOfWork' | 'clock' | 'ids'>
 
 /** Every use case bound to one set of ports: what an adapter serves. */
-export const createUseCases = (ports: UseCasePorts) => {
-  const once = idempotently(ports)
+export const createUseCases = (ports: UseCasePorts, options: IdempotencyOptions = {}) => {
+  const once = idempotently(ports, options)
   const publish = ports.events
   const store = storePerson(ports)
   const storeSent = storeMessage(ports)
   return {
     ...plainUseCases(ports),
-    /** createPerson once per Idempotency-Key; `record` makes what a repeat is answered with. */
-    createPersonOnce: (actor: Actor, request: IdempotentRequest, input: PersonInput, record: (person: Person) => string) =>
-      once(request, (tx) => store(tx, actor, input), record),
-    /** sendMessage once per Idempotency-Key: announced once, after the message and its record commit. */
-    sendMessageOnce: async (actor: Actor, request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => string) => {
-      const outcome = await once(request, (tx) => storeSent(tx, actor, input), record)
+    /** createPerson once per Idempotency-Key; `record` makes what a repeat is answered with, kept until the person is deleted. */
+    createPersonOnce: (actor: Actor, request: IdempotentRequest, input: PersonInput, record: (person: Person) => StoredResponse) =>
+      once(request, (tx) => store(tx, actor, input), (person) => ({ subject: person.id, response: record(person) })),
+    /** sendMessage once per Idempotency-Key: announced once, after the message and its record commit; kept until its recipient is deleted. */
+    sendMessageOnce: async (actor: Actor, request: IdempotentRequest, input: SendMessageInput, record: (message: Message) => StoredResponse) => {
+      const outcome = await once(request, (tx) => storeSent(tx, actor, input),
+        (message) => ({ subject: message.personId, response: record(message) }))
       if (!outcome.replayed) await publish.published(outcome.result)
       return outcome
     }

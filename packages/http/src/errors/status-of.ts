@@ -27,5 +27,7 @@ export const STATUS_OF: Record<DomainErrorCode, number> = {
   // The events a cursor points after are gone (pruned): RFC 9110's "Gone".
   EVENTS_EXPIRED: 410,
   TOO_MANY_WAITS: 429,
+  // An account's allowance of Idempotency-Keys, a budget over 24 hours: 429 with Retry-After, as for the request budget.
+  TOO_MANY_IDEMPOTENCY_KEYS: 429,
   DEPENDENCY_UNAVAILABLE: 503
 }

@@ -1,6 +1,6 @@
 import { RateLimitedError } from '../auth/rate-limits.js'
 import { STATUS_CODES } from 'node:http'
-import { isDomainError } from '@people-service/domain'
+import { IdempotencyAllowanceSpent, isDomainError } from '@people-service/domain'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { STATUS_OF } from '../errors/status-of.js'
 import type { ErrorBody } from '../schemas/error.schema.js'
@@ -62,6 +62,7 @@ export const installErrorHandling = (app: FastifyInstance): void => {
       if (error.code === 'IDEMPOTENCY_KEY_IN_USE') reply.header('retry-after', '1')
       // A wait for events ends within EVENT_LIMITS.maxWaitSeconds.
       if (error.code === 'TOO_MANY_WAITS') reply.header('retry-after', '5')
+      if (error instanceof IdempotencyAllowanceSpent) reply.header('retry-after', error.retryAfterSeconds)
       return reply.code(status).send(errorBody(status, error.message, error.code))
     }
     const client = clientErrorOf(error)

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { headersOf } from '../schemas/response.schemas.js'
 import { errorBody } from './errors.js'
 import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
-import { sendAsset } from './static-assets.js'
+import { sendFile } from './static-assets.js'
 
 const require = createRequire(import.meta.url)
 const packageDir = (name: string): string => dirname(require.resolve(`${name}/package.json`))
@@ -46,10 +46,10 @@ export const registerGraphiQL = async (app: FastifyInstance): Promise<void> => {
           }
         }
       }
-    }, async (request, reply) => sendAsset(request, reply, join(own, 'index.html')))
+    }, async (request, reply) => sendFile(request, reply, join(own, 'index.html')))
     for (const [name, root] of Object.entries(assets)) {
       scope.get(`/graphiql/${name}`, { config: { operation: 'graphiql' }, schema: { hide: true } },
-        async (request, reply) => sendAsset(request, reply, join(root, name)))
+        async (request, reply) => sendFile(request, reply, join(root, name)))
     }
   })
 }

@@ -7,10 +7,10 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { isOperation, operationOfUrl, POLICY, type Operation, type Requirement } from '../auth/policy.js'
 import { errorResponse, type ErrorStatus } from '../schemas/error.schema.js'
 import { GraphQLResponseSchema } from '../schemas/graphql-http.schemas.js'
-import { headersOf, type HeaderName } from '../schemas/response.schemas.js'
+import { headersOf, withoutBody, type HeaderName } from '../schemas/response.schemas.js'
 import { PAGE_CONTENT_SECURITY_POLICY } from './security-headers.js'
 import { FOREIGN_ROUTES } from './openapi-foreign-routes.js'
-import { assetsFromMemory } from './static-assets.js'
+import { assetOf, assetsFromMemory, sendAsset, type Asset } from './static-assets.js'
 import { SERVICE_VERSION } from '../routes/root.routes.js'
 
 /** Swagger UI's own files, which @fastify/swagger-ui serves under /docs/static/. */
@@ -196,14 +196,15 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
     // Shared schemas become named components instead of anonymous copies.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) }
   })
-  // The document is written out once, at its first request: every answer
-  // is those bytes. Built per request it cost 3 ms of CPU (YAML more) to
-  // anyone, uncounted, and a client that pipelined a thousand requests for
-  // it made the server hold a thousand copies (plugins/pipelining.ts).
-  let json: Buffer | undefined
-  let yaml: Buffer | undefined
-  const asJson = (): Buffer => (json ??= Buffer.from(JSON.stringify(app.swagger())))
-  const asYaml = (): Buffer => (yaml ??= Buffer.from(app.swagger({ yaml: true })))
+  // The document is written out once, at its first request, and compressed
+  // once (static-assets.ts): every answer is those bytes. Built per request
+  // it cost 3 ms of CPU (YAML more) to anyone, and a client that pipelined
+  // a thousand requests for it made the server hold a thousand copies
+  // (plugins/pipelining.ts).
+  let json: Asset | undefined
+  let yaml: Asset | undefined
+  const asJson = (): Asset => (json ??= assetOf(Buffer.from(JSON.stringify(app.swagger())), JSON_TYPE))
+  const asYaml = (): Asset => (yaml ??= assetOf(Buffer.from(app.swagger({ yaml: true })), 'application/x-yaml'))
   // Its files from memory: @fastify/static held a file a request (static-assets.ts).
   assetsFromMemory(app, '/docs/static/*', SWAGGER_UI_FILES)
   await app.register(swaggerUi, {
@@ -213,8 +214,8 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
     uiHooks: {
       preHandler: (request, reply, done) => {
         const route = request.routeOptions.url
-        if (route === '/docs/json') reply.type(JSON_TYPE).send(asJson())
-        else if (route === '/docs/yaml') reply.type('application/x-yaml').send(asYaml())
+        if (route === '/docs/json') sendAsset(request, reply, asJson()).catch(done)
+        else if (route === '/docs/yaml') sendAsset(request, reply, asYaml()).catch(done)
         else done()
       }
     },
@@ -230,10 +231,12 @@ export const registerOpenApi = async (app: FastifyInstance): Promise<void> => {
       response: {
         200: {
           ...Type.Object({ openapi: Type.String(), info: Type.Object({}, { additionalProperties: true }), paths: Type.Object({}, { additionalProperties: true }) }, { additionalProperties: true }),
-          description: 'The OpenAPI document',
+          description: 'The OpenAPI document, compressed as Accept-Encoding allows',
+          headers: headersOf(['ETag', 'Cache-Control', 'Content-Encoding', 'Vary']),
           examples: [{ openapi: '3.1.0', info: { title: 'People Service', version: '0.1.0' }, paths: {} }]
-        }
+        },
+        304: withoutBody({ description: 'The document the client holds (If-None-Match) is current', headers: ['ETag', 'Cache-Control', 'Vary'] })
       }
     }
-  }, async (_request, reply) => reply.type(JSON_TYPE).send(asJson()))
+  }, async (request, reply) => sendAsset(request, reply, asJson()))
 }

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { EXAMPLES } from '../schemas/examples.js'
 import { documented, headersOf, withoutBody } from '../schemas/response.schemas.js'
-import { sendAsset } from '../plugins/static-assets.js'
+import { sendFile } from '../plugins/static-assets.js'
 
 /** The package's own version: one source for the root document and the OpenAPI document. */
 export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
@@ -50,5 +50,5 @@ export const rootRoutes: FastifyPluginAsyncTypebox = async (app) => {
         304: withoutBody({ description: 'The icon the client holds (If-None-Match) is current', headers: ['ETag', 'Cache-Control'] })
       }
     }
-  }, async (request, reply) => sendAsset(request, reply, FAVICON))
+  }, async (request, reply) => sendFile(request, reply, FAVICON))
 }

@@ -18,7 +18,9 @@ export const HEADERS = {
   Link: { type: 'string', description: '`<…>; rel="next"`: the next page, with the other query parameters kept. Absent on the last page.' },
   ETag: { type: 'string', description: 'A tag of the resource as returned; it changes whenever the resource does. A person\'s is strong: send it as If-Match or If-None-Match.' },
   'Idempotent-Replayed': { type: 'string', description: '`true`: this is the stored answer to an earlier request with the same Idempotency-Key; nothing was done again.' },
-  'Cache-Control': { type: 'string', description: '`no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page\'s own caching rule on the pages.' }
+  'Cache-Control': { type: 'string', description: '`no-store` on every answer to an authenticated request (what a caller is shown is theirs alone) and on those that hold a secret; a page\'s own caching rule on the pages.' },
+  'Content-Encoding': { type: 'string', description: '`br` or `gzip` when the body is compressed, as Accept-Encoding allowed (documents and pages; API answers are not compressed).' },
+  Vary: { type: 'string', description: '`Accept-Encoding`: the representation depends on it.' }
 } as const satisfies Record<string, { type: 'string' | 'integer', description: string }>
 
 export type HeaderName = keyof typeof HEADERS

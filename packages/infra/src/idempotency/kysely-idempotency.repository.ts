@@ -3,19 +3,30 @@ import type { Kysely } from 'kysely'
 import type { Database, IdempotencyKeyRow } from '../database.js'
 import { translateErrors } from '../database-errors.js'
 import { toDate } from '../person/person.rows.js'
+import { packBody, unpackBody } from './stored-body.js'
 
 const toRecord = (row: IdempotencyKeyRow): IdempotencyRecord => ({
   fingerprint: row.fingerprint,
   token: row.token,
-  response: row.response,
+  response: row.status === null || row.body === null
+    ? null
+    : { status: row.status, headers: JSON.parse(row.headers ?? '{}') as Record<string, string>, body: unpackBody(row.body) },
+  subject: row.subject,
+  erased: row.erased === 1,
   lockedUntil: toDate(row.locked_until),
   expiresAt: toDate(row.expires_at)
 })
 
+// A claim starts a record afresh: no answer, no subject, not erased.
 const claimRow = (claim: IdempotencyClaim) => ({
   fingerprint: claim.fingerprint,
   token: claim.token,
-  response: null,
+  owner: claim.owner,
+  subject: null,
+  status: null,
+  headers: null,
+  body: null,
+  erased: 0,
   locked_until: claim.lockedUntil.toISOString(),
   expires_at: claim.expiresAt.toISOString()
 })
@@ -39,7 +50,12 @@ export const kyselyIdempotencyRepository = (db: Kysely<Database>): IdempotencyRe
           .doUpdateSet((eb) => ({
             fingerprint: eb.ref('excluded.fingerprint'),
             token: eb.ref('excluded.token'),
-            response: null,
+            owner: eb.ref('excluded.owner'),
+            subject: null,
+            status: null,
+            headers: null,
+            body: null,
+            erased: 0,
             locked_until: eb.ref('excluded.locked_until'),
             expires_at: eb.ref('excluded.expires_at')
           }))
@@ -57,13 +73,14 @@ export const kyselyIdempotencyRepository = (db: Kysely<Database>): IdempotencyRe
   async takeOver (claim, previousToken) {
     const result = await db.updateTable('idempotency_key').set(claimRow(claim))
       .where('scope', '=', claim.scope).where('key', '=', claim.key)
-      .where('token', '=', previousToken).where('response', 'is', null)
+      .where('token', '=', previousToken).where('status', 'is', null).where('erased', '=', 0)
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   },
 
-  async complete (scope, key, token, response) {
-    const result = await db.updateTable('idempotency_key').set({ response })
+  async complete (scope, key, token, { subject, response }) {
+    const result = await db.updateTable('idempotency_key')
+      .set({ subject, status: response.status, headers: JSON.stringify(response.headers), body: packBody(response.body) })
       .where('scope', '=', scope).where('key', '=', key).where('token', '=', token)
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
@@ -71,8 +88,22 @@ export const kyselyIdempotencyRepository = (db: Kysely<Database>): IdempotencyRe
 
   async release (scope, key, token) {
     await db.deleteFrom('idempotency_key')
-      .where('scope', '=', scope).where('key', '=', key).where('token', '=', token).where('response', 'is', null)
+      .where('scope', '=', scope).where('key', '=', key).where('token', '=', token)
+      .where('status', 'is', null).where('erased', '=', 0)
       .execute()
+  },
+
+  // Through the index on (owner, expires_at): at most `atMost` entries
+  // read; the oldest is looked up only for an owner at the bound.
+  async liveRecordsOf (owner, now, atMost) {
+    const live = db.selectFrom('idempotency_key').select('expires_at')
+      .where('owner', '=', owner).where('expires_at', '>', now.toISOString())
+    const counted = await db.selectFrom(live.limit(atMost).as('live'))
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('count')).executeTakeFirstOrThrow()
+    const count = Number(counted.count)
+    if (count < atMost) return { count, firstExpiry: undefined }
+    const first = await live.orderBy('expires_at').limit(1).executeTakeFirst()
+    return { count, firstExpiry: first === undefined ? undefined : toDate(first.expires_at) }
   },
 
   // The oldest expired first, through the index on expires_at, then each by
