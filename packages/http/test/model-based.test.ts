@@ -136,11 +136,21 @@ const someText = (max: number): fc.Arbitrary<string> => fc.oneof(
 const textField = (key: string, min: number, max: number): fc.Arbitrary<Field> =>
   someText(max).map((value) => ({ key, value, level: textLevel(value, min, max) }))
 
+// The contract's rules for names (NFC; no control or bidi-override character;
+// something visible) and for a message's lines (no control but newline and tab).
+const VISIBLE = /[^\p{White_Space}\p{Cc}\p{Cf}\p{M}\u115F\u1160\u3164\uFFA0\u2800]/u
+const nameLevel = (name: string): Level =>
+  /\p{Cc}|[\u202A-\u202E\u2066-\u2069]/u.test(name) || !VISIBLE.test(name) ? 'value' : textLevel(name, 1, 200)
+const displayNameField = (key: string): fc.Arbitrary<Field> =>
+  someText(200).map((raw) => raw.normalize('NFC')).map((value) => ({ key, value, level: nameLevel(value) }))
+const linesField = (key: string, max: number): fc.Arbitrary<Field> =>
+  someText(max).map((value) => ({ key, value, level: /[^\P{Cc}\n\t]/u.test(value) ? 'value' : textLevel(value, 1, max) }))
+
 const field = (key: string, level: Level, ...values: unknown[]): fc.Arbitrary<Field> =>
   fc.constantFrom(...values).map((value) => ({ key, value, level }))
 
 const nameField = (creating: boolean): fc.Arbitrary<Field> => fc.oneof(
-  { weight: 16, arbitrary: textField('name', 1, 200) },
+  { weight: 16, arbitrary: displayNameField('name') },
   // `name: String!` on create; on update null is a value the domain refuses (a name cannot be cleared).
   { weight: 1, arbitrary: field('name', creating ? 'type' : 'value', null) },
   { weight: 1, arbitrary: field('name', 'type', 42, ['Ada']) }
@@ -673,7 +683,7 @@ const steps: Array<fc.Arbitrary<Step>> = [
   friendship,
   friendship,
   fc.tuple(transport, ref, fc.oneof(
-    { weight: 12, arbitrary: textField('text', 1, 10_000) },
+    { weight: 12, arbitrary: linesField('text', 10_000) },
     { weight: 1, arbitrary: field('text', 'type', null, undefined, 42) }
   )).map(([how, to, text]) => new SendMessage(how, to, text)),
   fc.tuple(

@@ -80,11 +80,11 @@ export const foldName = (text: string): string => text.normalize('NFC').toLowerC
 /** The name as stored: NFC (checkDisplayName), counted after normalizing. */
 const checkName = (name: unknown): string => {
   if (typeof name !== 'string') throw validationError('name', 'is required and must be a string')
+  // The length first: an empty name is told the range, not that it shows nothing.
+  const outOfRange = (text: string) => text.length === 0 || characterCount(text) > PERSON_LIMITS.nameLength
+  if (outOfRange(name)) throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
   const normalized = checkDisplayName('name', name)
-  const length = characterCount(normalized)
-  if (length < 1 || length > PERSON_LIMITS.nameLength) {
-    throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
-  }
+  if (outOfRange(normalized)) throw validationError('name', `must be 1 to ${PERSON_LIMITS.nameLength} characters`)
   return normalized
 }
 
