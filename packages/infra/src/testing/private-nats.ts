@@ -51,6 +51,8 @@ export const startPrivateNats = async (natsServer: string): Promise<PrivateNats>
   const root = mkdtempSync(join(tmpdir(), 'people-service-nats-'))
   const store = join(root, 'store')
   mkdirSync(store)
+  // The supervisor removes only its run directory; the store goes when this process ends.
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }))
   const start = async (port: number) => {
     // The supervisor removes its own directory at the end, never the store beside it.
     const dir = mkdtempSync(join(root, 'run-'))
