@@ -15,3 +15,4 @@ export { isRefusedAddress, webhookDestinations } from './webhook/address-policy.
 export { DISPATCHER_DEFAULTS, retryDelay, webhookDispatcher, type DispatcherSettings, type WebhookDispatcher } from './webhook/webhook-dispatcher.js'
 export { webhookRelay, type RelaySettings, type WebhookRelay } from './webhook/webhook-relay.js'
 export { sendWebhook, webhookSignature, type SendOutcome } from './webhook/webhook-sender.js'
+export { openNatsEventStream, type NatsEventStream, type NatsEventStreamOptions, type OutgoingEvent } from './nats/nats-event-stream.js'

@@ -7,8 +7,9 @@ import { migrateToLatest } from '../migrate.js'
 import { testPostgresUrl } from './test-services.js'
 
 export { ACCOUNT_DELETION_STEPS } from '../account/account-deletion.js'
-export { NO_REDIS, ownRedisServer, skipWithoutRedis, skipWithoutRedisServer, stopTestServices, testPostgresUrl, testRedisUrl } from './test-services.js'
+export { NO_NATS, NO_REDIS, ownNatsServer, ownRedisServer, skipWithoutNats, skipWithoutNatsServer, testNatsUrl, skipWithoutRedis, skipWithoutRedisServer, stopTestServices, testPostgresUrl, testRedisUrl } from './test-services.js'
 export type { PrivateServer } from './supervised-server.js'
+export type { PrivateNats } from './private-nats.js'
 
 /** What a test offers for cleaning up after it (tap's `t`). */
 export interface Teardown { teardown(fn: () => unknown): void }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
-import { NO_REDIS, skipWithoutRedis, stopTestServices, testPostgresUrl, testRedisUrl } from './test-services.js'
+import { NO_NATS, NO_REDIS, skipWithoutNats, skipWithoutRedis, stopTestServices, testNatsUrl, testPostgresUrl, testRedisUrl } from './test-services.js'
 
 /*
  * node packages/infra/dist/testing/run-with-test-services.js <command> [args…]
@@ -23,8 +23,12 @@ const where = (url: string, given: string | undefined) => {
 
 let status: number
 try {
-  const given = { postgres: process.env.TEST_DATABASE_URL || undefined, redis: process.env.TEST_REDIS_URL || undefined }
-  const [postgresUrl, redisUrl] = await Promise.all([testPostgresUrl(), skipWithoutRedis === false ? testRedisUrl() : undefined])
+  const given = { postgres: process.env.TEST_DATABASE_URL || undefined, redis: process.env.TEST_REDIS_URL || undefined, nats: process.env.TEST_NATS_URL || undefined }
+  const [postgresUrl, redisUrl, natsUrl] = await Promise.all([
+    testPostgresUrl(),
+    skipWithoutRedis === false ? testRedisUrl() : undefined,
+    skipWithoutNats === false ? testNatsUrl() : undefined
+  ])
   const env: Record<string, string> = { TEST_DATABASE_URL: postgresUrl }
   process.stderr.write(`PostgreSQL for the tests: ${where(postgresUrl, given.postgres)}\n`)
   if (redisUrl === undefined) {
@@ -32,6 +36,12 @@ try {
   } else {
     env.TEST_REDIS_URL = redisUrl
     process.stderr.write(`Redis for the tests: ${where(redisUrl, given.redis)}\n`)
+  }
+  if (natsUrl === undefined) {
+    process.stderr.write(`\n!!! ${NO_NATS} !!!\n\n`)
+  } else {
+    env.TEST_NATS_URL = natsUrl
+    process.stderr.write(`NATS for the tests: ${where(natsUrl, given.nats)}\n`)
   }
 
   const child = spawn(command, args, { stdio: 'inherit', env: { ...process.env, ...env } })

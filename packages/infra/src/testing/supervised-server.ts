@@ -78,8 +78,10 @@ export const superviseServer = (command: string, args: string[], options: Superv
     output: () => output.trim() === '' ? `(it printed nothing; ${end || 'still running'})` : output,
     ended,
     async stop () {
-      // Awaited from here on: keep this process alive until the server is gone.
+      // Awaited from here on: keep this process alive until the server is gone
+      // and its output closed ('close' waits for both).
       child.ref()
+      for (const stream of [child.stdout, child.stderr]) (stream as unknown as { ref(): void }).ref()
       child.stdin.end()
       await ended
     }

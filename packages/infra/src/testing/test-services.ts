@@ -1,4 +1,5 @@
 import { startPrivatePostgres } from './private-postgres.js'
+import { findNatsServer, startPrivateNats, type PrivateNats } from './private-nats.js'
 import { findRedisServer, startPrivateRedis } from './private-redis.js'
 import type { PrivateServer } from './supervised-server.js'
 
@@ -53,7 +54,28 @@ export const ownRedisServer = async (): Promise<PrivateServer> => {
   return await startPrivateRedis(redisServer)
 }
 
+/** Why the NATS tests are skipped where they are. */
+export const NO_NATS = 'NATS tests SKIPPED: no nats-server on PATH or in the usual places. ' +
+  'Install NATS (apt-get install nats-server, brew install nats-server) or set TEST_NATS_URL=nats://host:port (with JetStream) to run them.'
+
+/** tap's `skip` option for a test that needs NATS JetStream: as skipWithoutRedis, so in CI a missing nats-server fails. */
+export const skipWithoutNats: string | false =
+  process.env.TEST_NATS_URL || inCi() || findNatsServer() !== undefined ? false : NO_NATS
+
+/** tap's `skip` option for a test that stops and restarts a NATS server of its own (ownNatsServer); never skipped in CI. */
+export const skipWithoutNatsServer: string | false = inCi() || findNatsServer() !== undefined
+  ? false
+  : 'SKIPPED: this test stops and restarts a NATS server of its own and needs a nats-server on PATH or in the usual places.'
+
+/** A NATS server of the calling test alone, which it may stop and restart; the test removes it. */
+export const ownNatsServer = async (): Promise<PrivateNats> => {
+  const natsServer = findNatsServer()
+  if (natsServer === undefined) throw new Error(NO_NATS.replace('SKIPPED', 'cannot run'))
+  return await startPrivateNats(natsServer)
+}
+
 let privatePostgres: Promise<PrivateServer> | undefined
+let privateNats: Promise<PrivateNats> | undefined
 let privateRedis: Promise<PrivateServer> | undefined
 
 /** A PostgreSQL server for the tests (see above): its `postgres` database, as a user who may create databases. */
@@ -72,6 +94,15 @@ export const testRedisUrl = async (): Promise<string> => {
   return (await privateRedis).url
 }
 
+/** A NATS server with JetStream for the tests: TEST_NATS_URL, else a private one. Throws where there is none. */
+export const testNatsUrl = async (): Promise<string> => {
+  if (process.env.TEST_NATS_URL) return process.env.TEST_NATS_URL
+  const natsServer = findNatsServer()
+  if (natsServer === undefined) throw new Error(NO_NATS.replace('SKIPPED', 'cannot run'))
+  privateNats ??= startPrivateNats(natsServer)
+  return (await privateNats).url
+}
+
 /**
  * Stops the servers this process started and waits until they are gone. A
  * test file need not: its servers end with it. The test runner does, so that
@@ -79,8 +110,10 @@ export const testRedisUrl = async (): Promise<string> => {
  */
 export const stopTestServices = async (): Promise<void> => {
   const started = [privatePostgres, privateRedis]
-  privatePostgres = privateRedis = undefined
-  await Promise.all(started.map(async (server) => {
-    await (await server?.catch(() => undefined))?.stop()
-  }))
+  const nats = privateNats
+  privatePostgres = privateRedis = privateNats = undefined
+  await Promise.all([
+    ...started.map(async (server) => { await (await server?.catch(() => undefined))?.stop() }),
+    (async () => { await (await nats?.catch(() => undefined))?.remove() })()
+  ])
 }
