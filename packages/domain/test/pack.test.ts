@@ -17,14 +17,16 @@ const run = (command: string, args: string[], cwd: string): string =>
   execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_loglevel: 'error' } })
 const npm = (args: string[], cwd: string): string => run('npm', args, cwd)
 
-// Another service's code, in TypeScript: one use case over the only port it
-// needs, written by that service, and the whole set over the in-memory adapters.
+// Another service's code, in TypeScript: the use cases over the in-memory
+// adapters, and one read over the only port it needs, written by that service.
 const CONSUMER = `
-import { createPerson, createUseCases, DomainError, getPerson, systemClock, uuidv7Generator, type Person, type PersonRepository } from '@people-service/domain'
-import { createInMemoryPorts } from '@people-service/domain/testing'
+import { createUseCases, DomainError, getPerson, type Person, type PersonRepository } from '@people-service/domain'
+import { createInMemoryPorts, SETUP_ACTOR } from '@people-service/domain/testing'
 declare const console: { log(line: string): void }
 
-const rows = new Map<string, Person>()
+const useCases = createUseCases(createInMemoryPorts())
+const grace = await useCases.createPerson(SETUP_ACTOR, { name: 'Grace', age: 85 })
+const rows = new Map<string, Person>([[grace.id, grace]])
 const people: PersonRepository = {
   async findById (id) { return rows.get(id) },
   async findByIds (ids) { return ids.flatMap((id) => rows.get(id) ?? []) },
@@ -33,15 +35,13 @@ const people: PersonRepository = {
   async update (person) { return rows.has(person.id) && Boolean(rows.set(person.id, person)) },
   async delete (id) { return rows.delete(id) }
 }
-const grace = await createPerson({ people, clock: systemClock, ids: uuidv7Generator() })({ name: 'Grace', age: 85 })
 const found = await getPerson({ people })(grace.id)
 
-const useCases = createUseCases(createInMemoryPorts())
-const ada = await useCases.createPerson({ name: 'Ada', age: 36 })
-const bob = await useCases.createPerson({ name: 'Bob' })
-await useCases.befriend(ada.id, bob.id)
+const ada = await useCases.createPerson(SETUP_ACTOR, { name: 'Ada', age: 36 })
+const bob = await useCases.createPerson(SETUP_ACTOR, { name: 'Bob' })
+await useCases.befriend(SETUP_ACTOR, ada.id, bob.id)
 let code: string | undefined
-try { await useCases.befriend(ada.id, ada.id) } catch (error) { code = error instanceof DomainError ? error.code : undefined }
+try { await useCases.befriend(SETUP_ACTOR, ada.id, ada.id) } catch (error) { code = error instanceof DomainError ? error.code : undefined }
 console.log(JSON.stringify({ own: found.name, name: ada.name, friends: (await useCases.listFriends(bob.id)).items, code }))
 `
 
