@@ -63,8 +63,10 @@ const DATED_NAMES: ReadonlyArray<readonly [dated: string, numbered: string]> = [
 const renameDatedMigrations = async (db: DatabaseHandle['db']): Promise<void> => {
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
   if (!tables.some((table) => table.name === 'kysely_migration')) return
+  // Read first: a database already renamed takes no write lock at start.
+  const names = new Set((await sql<{ name: string }>`select name from kysely_migration`.execute(db)).rows.map((row) => row.name))
   for (const [dated, numbered] of DATED_NAMES) {
-    await sql`update kysely_migration set name = ${numbered} where name = ${dated}`.execute(db)
+    if (names.has(dated)) await sql`update kysely_migration set name = ${numbered} where name = ${dated}`.execute(db)
   }
 }
 
@@ -75,7 +77,10 @@ const migrator = async ({ db, dialect }: DatabaseHandle): Promise<Migrator> => {
 
 /** Brings the schema up to date; safe to run from several instances at once (Kysely locks). */
 export const migrateToLatest = async (handle: DatabaseHandle): Promise<MigrationResultSet> => {
-  const result = await (await migrator(handle)).migrateToLatest()
+  const migrations = await migrator(handle)
+  // An up-to-date schema is left alone, without the migration lock's write transaction.
+  if ((await migrations.getMigrations()).every((migration) => migration.executedAt !== undefined)) return { results: [] }
+  const result = await migrations.migrateToLatest()
   if (result.error) throw result.error
   return result
 }
