@@ -78,8 +78,13 @@ const migrator = async ({ db, dialect }: DatabaseHandle): Promise<Migrator> => {
 /** Brings the schema up to date; safe to run from several instances at once (Kysely locks). */
 export const migrateToLatest = async (handle: DatabaseHandle): Promise<MigrationResultSet> => {
   const migrations = await migrator(handle)
-  // An up-to-date schema is left alone, without the migration lock's write transaction.
-  if ((await migrations.getMigrations()).every((migration) => migration.executedAt !== undefined)) return { results: [] }
+  // An up-to-date schema is left alone, without the migration lock's write
+  // transaction; one that ran migrations this code does not know goes on to Kysely's refusal.
+  const known = await migrations.getMigrations()
+  if (known.every((migration) => migration.executedAt !== undefined)) {
+    const ran = await sql<{ count: number | string }>`select count(*) as count from kysely_migration`.execute(handle.db)
+    if (Number(ran.rows[0]?.count) === known.length) return { results: [] }
+  }
   const result = await migrations.migrateToLatest()
   if (result.error) throw result.error
   return result
